@@ -1,0 +1,19 @@
+"""Schedules: the model in code (MODEL.md), orders documents, validator and ASAP simulator.
+
+Main names: :class:`Instance`, :class:`Op`, :class:`Schedule`, :func:`simulate`,
+:func:`validate`, :func:`schedule_from_document`, :func:`document_from_schedule`.
+"""
+
+from .instance import Instance, InstanceError
+from .io import (DocumentError, document_from_schedule, read_schedule, schedule_from_document,
+                 write_schedule)
+from .ops import KINDS, Op, OpError
+from .schedule import Schedule, ScheduleError
+from .simulate import SimulationResult, simulate
+from .validate import Violation, is_valid, validate
+
+__all__ = [
+    "Instance", "InstanceError", "Op", "OpError", "KINDS", "Schedule", "ScheduleError",
+    "SimulationResult", "simulate", "Violation", "validate", "is_valid", "DocumentError",
+    "schedule_from_document", "document_from_schedule", "read_schedule", "write_schedule",
+]

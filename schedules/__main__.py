@@ -1,0 +1,7 @@
+"""``python -m schedules`` runs the ``pipebounds`` command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,113 @@
+"""Shared pieces of the command line (CLI.md): instance flags, batch input, JSON output, errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+from typing import Any, Iterator
+
+from ..instance import Instance, InstanceError, fraction_json
+
+
+class CLIError(Exception):
+    """Bad input or usage: the CLI prints the message on one line and exits 2."""
+
+
+def add_instance_flags(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    """The instance flags of CLI.md: -P -m -K -v --placement -f -b --b-input --b-weight."""
+    g = parser.add_argument_group("instance")
+    g.add_argument("-P", type=str, required=False, help="GPUs (required)")
+    g.add_argument("-m", type=str, required=False, help="microbatches (required)")
+    g.add_argument("-K", type=str, default="inf", help="memory limit per GPU, or 'inf' (default)")
+    g.add_argument("-v", type=str, default="1", help="waves: stages per GPU (default 1)")
+    g.add_argument("--placement", default="looped", help="looped (default) or vshape")
+    g.add_argument("-f", type=str, default="1", help="forward time (default 1)")
+    g.add_argument("-b", type=str, default=None, help="fused backward time (default 2)")
+    g.add_argument("--b-input", type=str, default=None, help="split backward: input-gradient time")
+    g.add_argument("--b-weight", type=str, default=None, help="split backward: weight-gradient time")
+    g.add_argument("-c", type=str, default="0", help="communication delay between GPUs (default 0)")
+
+
+def _int_flag(text: str, flag: str) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        raise CLIError(f"{flag} must be a whole number, got {text!r}") from None
+
+
+def instance_from_args(args: argparse.Namespace) -> Instance:
+    """Build the instance from parsed flags, or raise CLIError naming the problem."""
+    if args.P is None or args.m is None:
+        raise CLIError("an instance needs -P and -m (or --batch FILE where supported)")
+    if (args.b_input is None) != (args.b_weight is None):
+        raise CLIError("split backward needs both --b-input and --b-weight")
+    kwargs: dict[str, Any] = dict(
+        P=_int_flag(args.P, "-P"), m=_int_flag(args.m, "-m"), K=args.K,
+        v=_int_flag(args.v, "-v"), placement=args.placement, f=args.f, c=args.c)
+    if args.b_input is not None:
+        kwargs.update(b_I=args.b_input, b_W=args.b_weight)
+        if args.b is not None:
+            kwargs["b"] = args.b
+    else:
+        kwargs["b"] = args.b if args.b is not None else "2"
+    try:
+        return Instance(**kwargs)
+    except InstanceError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def read_text(path: str) -> str:
+    """Read a file, or standard input for ``-``."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def read_batch(path: str) -> Iterator[tuple[dict | None, Instance | None, str | None]]:
+    """Lines of a ``--batch`` file: ``(raw object, instance or None, error or None)`` each.
+
+    Blank lines are skipped; a bad line yields its error and does not stop the others.
+    """
+    for lineno, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield None, None, f"line {lineno}: malformed JSON: {exc.msg}"
+            continue
+        try:
+            yield raw, Instance.from_dict(raw), None
+        except (InstanceError, TypeError) as exc:
+            yield raw, None, f"line {lineno}: {exc}"
+
+
+def jsonable(x: Any) -> Any:
+    """Fractions become ints or ``"p/q"`` strings; containers are converted recursively."""
+    if isinstance(x, Fraction):
+        return fraction_json(x)
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    return x
+
+
+def number(x: Fraction) -> int | float:
+    """A JSON number for a Fraction (int when whole, else float); pair it with an exact string."""
+    return int(x) if x.denominator == 1 else float(x)
+
+
+def exact_string(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def print_json(obj: Any) -> None:
+    json.dump(jsonable(obj), sys.stdout, indent=None)
+    sys.stdout.write("\n")

@@ -1,0 +1,79 @@
+"""Operations and their action-string notation (MODEL.md, *Operations*).
+
+An :class:`Op` is one unit of work: ``kind`` in ``F B I W R`` on ``stage`` for ``microbatch``.
+Its string form is torch.distributed.pipelining's action notation ``<stage><op><microbatch>``:
+
+>>> Op.parse("3F0")
+Op(stage=3, kind='F', microbatch=0)
+>>> str(Op(0, "B", 7))
+'0B7'
+
+``R`` (recompute a forward before its backward) is this project's addition to torch's letters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+KINDS = ("F", "B", "I", "W", "R")
+"""Op kinds: forward, full backward, input-gradient backward, weight-gradient backward, recompute."""
+
+KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+
+_ACTION = re.compile(r"^\s*(\d+)\s*([A-Za-z_]+)\s*(\d+)\s*$")
+
+
+class OpError(ValueError):
+    """A malformed action string or an unknown op kind; the message quotes the offending text."""
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Op:
+    """One operation ``kind(microbatch, stage)``; printed as ``<stage><kind><microbatch>``."""
+
+    stage: int
+    kind: str
+    microbatch: int
+    code: int = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KIND_INDEX:
+            raise OpError(f"unknown op kind {self.kind!r} in "
+                          f"{self.stage}{self.kind}{self.microbatch}; ops are F B I W R")
+        if not isinstance(self.stage, int) or not 0 <= self.stage < 1 << 27:
+            raise OpError(f"stage must be a whole number >= 0, got {self.stage!r}")
+        if not isinstance(self.microbatch, int) or not 0 <= self.microbatch < 1 << 32:
+            raise OpError(f"microbatch must be a whole number >= 0, got {self.microbatch!r}")
+        # packed (stage, kind, microbatch) so that whole orders compile in one numpy pass
+        object.__setattr__(self, "code", (self.stage << 35) | (KIND_INDEX[self.kind] << 32)
+                           | self.microbatch)
+
+    def __str__(self) -> str:
+        return f"{self.stage}{self.kind}{self.microbatch}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Op":
+        """Parse an action string such as ``"3F0"``; raise :class:`OpError` naming the problem."""
+        if isinstance(text, Op):
+            return text
+        if not isinstance(text, str):
+            raise OpError(f"an action must be a string like '3F0', got {text!r}")
+        match = _ACTION.match(text)
+        if not match:
+            raise OpError(f"malformed action {text!r}: expected <stage><op><microbatch> like '3F0'")
+        kind = match.group(2)
+        if kind not in KIND_INDEX:
+            raise OpError(f"unknown op {kind!r} in action {text!r}; ops are F B I W R")
+        return cls(int(match.group(1)), kind, int(match.group(3)))
+
+
+def split_action(text: str) -> tuple[int, str, int] | None:
+    """``(stage, letters, microbatch)`` of an action-like string, or None if it has no such shape.
+
+    Used by importers that must tell computation actions from other tokens (``2SEND_F0``).
+    """
+    match = _ACTION.match(text) if isinstance(text, str) else None
+    if not match:
+        return None
+    return int(match.group(1)), match.group(2), int(match.group(3))

@@ -1,0 +1,299 @@
+"""Exact ASAP simulation of per-GPU orders (MODEL.md, *Orders, timing, makespan*).
+
+ASAP timing: each op starts at the later of the end of the previous op on its GPU and the ends
+of its predecessors (plus ``c`` when a predecessor runs on another GPU):
+
+* ``F(j,s)`` after ``F(j,s-1)``; the first backward op of ``(j,S-1)`` after ``F(j,S-1)``;
+* the input-gradient op (``B`` or ``I``) of ``(j,s)`` after that of ``(j,s+1)``;
+* ``W(j,s)`` after ``I(j,s)``; ``R(j,s)`` after ``F(j,s)`` and before the backward of ``(j,s)``.
+
+The orders are feasible iff this timing exists (no deadlock) and no GPU ever holds more than
+``K`` live activations. Activation ``(j,s)`` is live from the start of its storing op (``R`` if
+the pair is recomputed, else ``F``) to the end of its releasing op (``B``, or ``W`` when split);
+on one GPU these events follow the op order, so the live count during the ``i``-th op is
+``stores(ops <= i) - releases(ops < i)``, a property of the orders alone.
+
+Implementation: one topological pass (Kahn's algorithm over the per-GPU sequences with a
+waiter list per blocking op), integer times in units of ``1/instance.unit``; no Fraction is
+touched per op. Results that are compared (makespan, busy time) are exact Fractions.
+
+>>> from schedules import Instance, Schedule, simulate
+>>> inst = Instance(P=2, m=1, f=1, b=2)
+>>> r = simulate(Schedule.from_strings(inst, {0: ["0F0", "0B0"], 1: ["1F0", "1B0"]}))
+>>> r.makespan, r.peak_memory
+(Fraction(6, 1), [1, 1])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Optional
+
+import numpy as np
+
+from .compiled import B, F, I, R, W, Compiled, compile_schedule, durations_in_units
+from .ops import KINDS, Op
+from .schedule import Schedule
+from .validate import Violation, check_structure
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Timing and memory of a schedule.
+
+    ``valid`` is True iff ``violations`` is empty. Timing fields are None when the structure is
+    invalid or the orders deadlock. ``start_units``/``end_units`` are flat integer arrays in units
+    of ``1/unit`` over the ops in GPU order then position (GPU ``p``'s slice is
+    ``offsets[p]:offsets[p+1]``); :attr:`start`/:attr:`end` give them per GPU and
+    :meth:`op_times` as exact Fractions.
+    ``peak_memory`` is computed from the orders whenever the structure is valid.
+    """
+
+    schedule: Schedule
+    violations: tuple[Violation, ...]
+    makespan: Optional[Fraction] = None
+    start_units: Optional[np.ndarray] = field(default=None, repr=False)
+    end_units: Optional[np.ndarray] = field(default=None, repr=False)
+    offsets: Optional[np.ndarray] = field(default=None, repr=False)
+    unit: int = 1
+    busy: Optional[list[Fraction]] = None
+    peak_memory: Optional[list[int]] = None
+    _live: Optional[list[np.ndarray]] = field(default=None, repr=False)
+
+    @property
+    def start(self) -> Optional[list[list[int]]]:
+        """Start times per GPU (units of ``1/unit``), aligned with ``schedule.orders``."""
+        return None if self.start_units is None else self._per_gpu(self.start_units)
+
+    @property
+    def end(self) -> Optional[list[list[int]]]:
+        """End times per GPU (units of ``1/unit``), aligned with ``schedule.orders``."""
+        return None if self.end_units is None else self._per_gpu(self.end_units)
+
+    def _per_gpu(self, arr: np.ndarray) -> list[list[int]]:
+        o = self.offsets
+        return [arr[o[p]:o[p + 1]].tolist() for p in range(len(o) - 1)]
+
+    @property
+    def valid(self) -> bool:
+        return not self.violations
+
+    @property
+    def errors(self) -> list[str]:
+        return [str(v) for v in self.violations]
+
+    @property
+    def bubble_ratio(self) -> Optional[list[Fraction]]:
+        """Per GPU ``1 - busy(p)/T`` (exact)."""
+        if self.makespan is None:
+            return None
+        return [1 - busy / self.makespan for busy in self.busy]
+
+    def op_times(self) -> dict[Op, tuple[Fraction, Fraction]]:
+        """``{op: (start, end)}`` as exact Fractions."""
+        if self.start is None:
+            raise ValueError("the schedule has no timing (it is invalid)")
+        u = self.unit
+        return {op: (Fraction(s, u), Fraction(e, u))
+                for (_, op), s, e in zip(self.schedule.ops(), self.start_units.tolist(),
+                                         self.end_units.tolist())}
+
+    def memory_profile(self, p: int) -> list[tuple[Fraction, int]]:
+        """Step function of GPU ``p``'s live activations: ``[(time, count from then on), ...]``.
+
+        The count rises at the start of a storing op and falls at the end of a releasing op.
+        """
+        if self.start is None:
+            raise ValueError("the schedule has no timing (it is invalid)")
+        seq = self.schedule.orders[p]
+        store, release = _store_release_flags(self.schedule, seq)
+        lo = int(self.offsets[p])
+        starts = self.start_units[lo:lo + len(seq)].tolist()
+        ends = self.end_units[lo:lo + len(seq)].tolist()
+        events: dict[int, int] = {}
+        for k in range(len(seq)):
+            if store[k]:
+                events[starts[k]] = events.get(starts[k], 0) + 1
+            if release[k]:
+                events[ends[k]] = events.get(ends[k], 0) - 1
+        live, out = 0, [(Fraction(0), 0)]
+        for t in sorted(events):
+            live += events[t]
+            out.append((Fraction(t, self.unit), live))
+        return out
+
+
+def _store_release_flags(schedule: Schedule, seq) -> tuple[list[bool], list[bool]]:
+    recomputed = {(op.stage, op.microbatch) for op in seq if op.kind == "R"}
+    store = [op.kind == "R" or (op.kind == "F" and (op.stage, op.microbatch) not in recomputed)
+             for op in seq]
+    split_pairs = {(op.stage, op.microbatch) for op in seq if op.kind == "W"}
+    release = [op.kind == "W" or (op.kind == "B" and (op.stage, op.microbatch) not in split_pairs)
+               for op in seq]
+    return store, release
+
+
+def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
+    """``pred1, pred2, lag1`` over op ids: the (at most two) predecessors of each op id.
+
+    pred1: the chain predecessor (previous forward, next stage's input-gradient op, ``F`` of a
+    recompute, ``I`` of a ``W``); pred2: the recompute ``R(j,s)`` of a backward op, if any.
+    lag1: the delay ``c`` (in units) when pred1 runs on another GPU.
+    """
+    inst = c.schedule.instance
+    S, m, nk = inst.S, inst.m, len(KINDS)
+    size = S * m
+    has = np.zeros(nk * size, dtype=bool)
+    has[c.ids] = True
+    has = has.reshape(nk, S, m)
+    base = np.arange(size, dtype=np.int64).reshape(S, m)  # s*m + j
+    pred1 = np.full((nk, S, m), -1, dtype=np.int64)
+    pred2 = np.full((nk, S, m), -1, dtype=np.int64)
+    pred1[F, 1:] = F * size + base[:-1]
+    pred1[R] = F * size + base
+    pred1[W] = I * size + base
+    # input-gradient op of (j, s+1): B if that pair is fused else I
+    grad = np.where(has[I], I * size + base, B * size + base)
+    for k in (B, I):
+        pred1[k, :-1] = grad[1:]
+        pred1[k, -1] = F * size + base[-1]
+        pred2[k] = np.where(has[R], R * size + base, -1)
+    pred1 = pred1.ravel()
+    lag = np.zeros(nk * size, dtype=np.int64)
+    if inst.c:
+        s2r = np.asarray(inst.stage_to_rank, dtype=np.int64)
+        stage_of = np.tile(np.repeat(np.arange(S), m), nk)
+        cross = (pred1 >= 0) & (s2r[stage_of] != s2r[stage_of[np.maximum(pred1, 0)]])
+        lag[cross] = int(inst.c * inst.unit)
+    return pred1.tolist(), pred2.ravel().tolist(), lag.tolist()
+
+
+def _timing(c: Compiled, dur_kind: list[int]):
+    """Kahn's pass over the per-GPU sequences.
+
+    Returns ``(end, blocked)``: ``end`` the end time (units) of every op id, -1 if never run;
+    ``blocked`` the ``(gpu, op id, [unfinished predecessors])`` where GPUs stopped (empty iff
+    the orders are feasible).
+    """
+    inst = c.schedule.instance
+    P = inst.P
+    pred1, pred2, lag1 = _predecessors(c)
+    size = inst.S * inst.m
+    dur: list[int] = []
+    for d in dur_kind:
+        dur += [d] * size
+    end = [-1] * len(dur)
+    waiters: dict[int, list[int]] = {}
+    ids_all = c.ids.tolist()
+    offs = c.offsets.tolist()
+    seqs = [ids_all[offs[p]:offs[p + 1]] for p in range(P)]
+    ptr = [0] * P
+    tfree = [0] * P
+    stack = list(range(P))
+    while stack:
+        p = stack.pop()
+        seq = seqs[p]
+        i = ptr[p]
+        t = tfree[p]
+        n = len(seq)
+        while i < n:
+            o = seq[i]
+            a = pred1[o]
+            if a >= 0:
+                ea = end[a]
+                if ea < 0:
+                    waiters.setdefault(a, []).append(p)
+                    break
+                ea += lag1[o]
+                if ea > t:
+                    t = ea
+                a = pred2[o]
+                if a >= 0:
+                    ea = end[a]
+                    if ea < 0:
+                        waiters.setdefault(a, []).append(p)
+                        break
+                    if ea > t:
+                        t = ea
+            t += dur[o]
+            end[o] = t
+            i += 1
+            if o in waiters:
+                stack.extend(waiters.pop(o))
+        ptr[p] = i
+        tfree[p] = t
+    blocked = []
+    for p in range(P):
+        if ptr[p] < len(seqs[p]):
+            o = seqs[p][ptr[p]]
+            waits = [a for a in (pred1[o], pred2[o]) if a >= 0 and end[a] < 0]
+            blocked.append((p, o, waits))
+    return end, blocked
+
+
+def _memory(c: Compiled) -> tuple[list[int], list[np.ndarray]]:
+    """Peak live activations per GPU and the live count during each op (by position)."""
+    inst = c.schedule.instance
+    S, m = inst.S, inst.m
+    size = S * m
+    has = np.zeros(len(KINDS) * size, dtype=bool)
+    has[c.ids] = True
+    pair = c.ids % size
+    recomputed = has[R * size + pair]
+    split = has[W * size + pair]
+    store = (c.kind == R) | ((c.kind == F) & ~recomputed)
+    release = (c.kind == W) | ((c.kind == B) & ~split)
+    peaks, lives = [], []
+    for p in range(inst.P):
+        lo, hi = c.offsets[p], c.offsets[p + 1]
+        st = np.cumsum(store[lo:hi], dtype=np.int64)
+        rl = np.cumsum(release[lo:hi], dtype=np.int64) - release[lo:hi]
+        live = st - rl
+        lives.append(live)
+        peaks.append(int(live.max()) if len(live) else 0)
+    return peaks, lives
+
+
+def simulate(schedule: Schedule) -> SimulationResult:
+    """Validate ``schedule`` and time it ASAP; see :class:`SimulationResult`.
+
+    Violations of every rule in :mod:`schedules.validate` are collected; timing is computed
+    whenever the structure is valid (a memory violation still has a timing, a deadlock has none).
+    """
+    c = compile_schedule(schedule)
+    violations = check_structure(c)
+    inst = schedule.instance
+    if violations:
+        return SimulationResult(schedule, tuple(violations), unit=inst.unit)
+    peaks, lives = _memory(c)
+    if inst.K is not None:
+        for p, live in enumerate(lives):
+            over = np.flatnonzero(live > inst.K)
+            if len(over):
+                k = int(over[0])
+                op = schedule.orders[p][k]
+                violations.append(Violation(
+                    "memory", f"GPU {p} holds {int(live[k])} live activations during {op}, "
+                              f"above K={inst.K} (peak {peaks[p]})"))
+    dur_kind = durations_in_units(schedule)
+    end, blocked = _timing(c, dur_kind)
+    if blocked:
+        parts = []
+        for p, o, waits in blocked:
+            names = ", ".join(f"{c.op_name(a)} (GPU {inst.gpu((a // inst.m) % inst.S)})"
+                              for a in waits)
+            parts.append(f"GPU {p} is blocked at {c.op_name(o)} waiting for {names}")
+        violations.append(Violation(
+            "deadlock", "the orders contradict the precedences: " + "; ".join(parts)))
+        return SimulationResult(schedule, tuple(violations), unit=inst.unit, peak_memory=peaks,
+                                _live=lives)
+    end_units = np.asarray(end, dtype=np.int64)[c.ids]
+    dur_units = np.asarray(dur_kind, dtype=np.int64)[c.kind]
+    start_units = end_units - dur_units
+    offs = c.offsets
+    busy = [Fraction(int(dur_units[offs[p]:offs[p + 1]].sum()), inst.unit) for p in range(inst.P)]
+    last = [int(end_units[offs[p + 1] - 1]) for p in range(inst.P) if offs[p + 1] > offs[p]]
+    makespan = Fraction(max(last, default=0), inst.unit)
+    return SimulationResult(schedule, tuple(violations), makespan, start_units, end_units, offs,
+                            inst.unit, busy, peaks, lives)

@@ -1,0 +1,133 @@
+"""The validator: every rule of MODEL.md, each violation named.
+
+A schedule is valid iff it breaks none of these rules (``Violation.rule``):
+
+============== =====================================================================
+``range``      an op's stage is ``>= S`` or its microbatch ``>= m``
+``placement``  an op is listed on a GPU that does not hold its stage
+``duplicate``  an op is listed twice (``R`` twice included)
+``missing``    a forward, or the backward of some ``(j, s)``, is in no order
+``durations``  an ``I``/``W`` op in an instance without split durations ``b_I, b_W``
+``backward``   ``(j, s)`` has its backward in both forms, or ``I`` without ``W`` (or back)
+``recompute``  ``R(j, s)`` listed after the backward of ``(j, s)`` or before ``F(j, s)``
+``deadlock``   the orders contradict the precedences (no ASAP timing exists)
+``memory``     a GPU holds more than ``K`` live activations
+============== =====================================================================
+
+The structural rules are checked here with array operations; ``deadlock`` and ``memory`` come
+from the simulator (:func:`schedules.simulate.simulate`), and :func:`validate` runs both.
+
+>>> from schedules import Instance, Schedule, validate
+>>> bad = Schedule.from_strings(Instance(P=2, m=1), {0: ["0F0", "0B0"], 1: ["1F0"]})
+>>> [v.rule for v in validate(bad)]
+['missing']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .compiled import B, Compiled, F, I, R, W
+from .ops import KINDS
+
+MAX_MESSAGES_PER_RULE = 10
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: ``rule`` (see the module table) and a message naming the op(s)."""
+
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}: {self.message}"
+
+
+def _report(out: list, rule: str, messages: list[str]) -> None:
+    for msg in messages[:MAX_MESSAGES_PER_RULE]:
+        out.append(Violation(rule, msg))
+    if len(messages) > MAX_MESSAGES_PER_RULE:
+        out.append(Violation(rule, f"... and {len(messages) - MAX_MESSAGES_PER_RULE} more"))
+
+
+def check_structure(c: Compiled) -> list[Violation]:
+    """All violations of the structural rules (everything but ``deadlock`` and ``memory``)."""
+    inst = c.schedule.instance
+    S, m = inst.S, inst.m
+    out: list[Violation] = []
+    s2r = np.asarray(inst.stage_to_rank, dtype=np.int64)
+
+    def name(k):
+        return f"{c.stage[k]}{KINDS[c.kind[k]]}{c.micro[k]}"
+
+    bad_range = np.flatnonzero(c.ids < 0)
+    _report(out, "range", [
+        f"{name(k)} on GPU {c.gpu[k]}: "
+        + (f"stage {c.stage[k]} is outside 0..{S - 1}" if c.stage[k] >= S
+           else f"microbatch {c.micro[k]} is outside 0..{m - 1}")
+        for k in bad_range])
+    ok = c.ids >= 0
+    wrong = np.flatnonzero(ok & (s2r[np.minimum(c.stage, S - 1)] != c.gpu))
+    _report(out, "placement", [
+        f"{name(k)} is listed on GPU {c.gpu[k]} but stage {c.stage[k]} is held by GPU "
+        f"{s2r[c.stage[k]]}" for k in wrong])
+    if not inst.split:
+        nosplit = np.flatnonzero((c.kind == I) | (c.kind == W))
+        _report(out, "durations", [
+            f"{name(k)} on GPU {c.gpu[k]}: op {KINDS[c.kind[k]]} needs split backward "
+            f"durations (b_I, b_W), the instance has fused b only" for k in nosplit])
+
+    counts = np.bincount(c.ids[ok], minlength=len(KINDS) * S * m).reshape(len(KINDS), S, m)
+    dup_ids = np.flatnonzero(counts.ravel() > 1)
+    _report(out, "duplicate", [
+        f"{c.op_name(int(i))} is listed {counts.ravel()[i]} times" +
+        (" (a forward is recomputed at most once)" if i // (S * m) == R else "")
+        for i in dup_ids])
+    has = counts > 0
+    miss_f = np.argwhere(~has[F])
+    _report(out, "missing", [f"forward {s}F{j} is in no order" for s, j in miss_f])
+    no_bwd = np.argwhere(~has[B] & ~has[I] & ~has[W])
+    _report(out, "missing", [
+        f"backward of microbatch {j} at stage {s} ({s}B{j}, or {s}I{j} and {s}W{j}) is in no order"
+        for s, j in no_bwd])
+    both = np.argwhere(has[B] & (has[I] | has[W]))
+    half = np.argwhere(~has[B] & (has[I] ^ has[W]))
+    _report(out, "backward", [
+        f"{s}B{j} and {s}{'I' if has[I][s, j] else 'W'}{j}: microbatch {j} at stage {s} has its "
+        f"backward in both forms" for s, j in both] + [
+        (f"{s}I{j} has no {s}W{j}" if has[I][s, j] else f"{s}W{j} has no {s}I{j}")
+        + " (split backward needs both)" for s, j in half])
+
+    # R must sit after F(j,s) and before the backward of (j,s) in its GPU's order
+    if has[R].any():
+        pos = np.full(len(KINDS) * S * m, -1, dtype=np.int64)
+        local = np.arange(len(c.ids)) - c.offsets[c.gpu]
+        pos[c.ids[ok]] = local[ok]
+        pos = pos.reshape(len(KINDS), S, m)
+        msgs = []
+        for s, j in np.argwhere(has[R]):
+            pr = pos[R, s, j]
+            pb = pos[B, s, j] if has[B][s, j] else pos[I, s, j]
+            if (has[B][s, j] or has[I][s, j]) and pb >= 0 and pb < pr:
+                kb = "B" if has[B][s, j] else "I"
+                msgs.append(f"{s}R{j} is listed after its backward {s}{kb}{j}: the recompute "
+                            f"must come before the backward that uses it")
+            if has[F][s, j] and pos[F, s, j] > pr:
+                msgs.append(f"{s}R{j} is listed before its forward {s}F{j}")
+        _report(out, "recompute", msgs)
+    return out
+
+
+def validate(schedule) -> list[Violation]:
+    """Every violation of ``schedule`` (structure, then deadlock and memory); empty iff valid."""
+    from .simulate import simulate
+
+    return list(simulate(schedule).violations)
+
+
+def is_valid(schedule) -> bool:
+    """True iff :func:`validate` finds nothing."""
+    return not validate(schedule)
