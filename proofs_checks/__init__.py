@@ -1,1 +1,43 @@
-"""Machine checks of every theorem in docs/theory.md: ``python -m proofs_checks``."""
+"""Machine checks of every theorem in docs/theory.md: ``python -m proofs_checks [--quick|--full]``.
+
+Each module in :data:`CHECK_MODULES` registers its checks with
+:func:`proofs_checks.registry.check`; :func:`run_checks` runs them and returns the table rows.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+
+from .registry import CHECKS, Check, CheckResult, Context, check
+
+CHECK_MODULES: tuple[str, ...] = ()
+"""Modules holding checks, imported by :func:`load_checks` (theory modules add themselves)."""
+
+
+def load_checks() -> list[Check]:
+    for name in CHECK_MODULES:
+        importlib.import_module(f"{__name__}.{name}")
+    return list(CHECKS)
+
+
+def run_checks(ctx: Context, select: str | None = None) -> list[dict]:
+    """Run every registered check (those whose theorem or name contains ``select``)."""
+    rows = []
+    for chk in load_checks():
+        if select and select.lower() not in (chk.theorem + " " + chk.name).lower():
+            continue
+        t0 = time.perf_counter()
+        try:
+            res = chk.func(ctx)
+        except Exception as exc:  # a crashing check is a failed check, reported as such
+            res = CheckResult(0, False, None, f"check raised {type(exc).__name__}: {exc}")
+        rows.append({"theorem": chk.theorem, "kind": chk.kind, "range": chk.range_for(ctx.mode),
+                     "instances": res.instances, "worst_gap": res.worst_gap, "ok": res.ok,
+                     "detail": res.detail, "seconds": time.perf_counter() - t0,
+                     "check": chk.name})
+    return rows
+
+
+__all__ = ["CHECKS", "CHECK_MODULES", "Check", "CheckResult", "Context", "check", "load_checks",
+           "run_checks"]
