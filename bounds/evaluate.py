@@ -1,10 +1,14 @@
 """Exact evaluation of the lower bound of one instance.
 
 The bound is the maximum of the applicable terms; each term is a theorem of docs/theory.md.
+Modules contribute terms through a function ``terms(inst) -> list[(name, Fraction, exact)]``:
+:mod:`bounds.single_wave` for ``v = 1``, :mod:`bounds.multi_wave` for ``v >= 2``. ``exact`` is
+True when that term is proven equal to the optimum for this instance.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -20,14 +24,28 @@ class LowerBound:
     exact: bool = False
 
 
-def lower_bound(inst: Instance) -> LowerBound:
-    """The lower bound on the makespan of every feasible schedule of ``inst``.
+def basic_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
+    """Terms valid for every instance: the busiest GPU's work ``v m (f+b)`` and one
+    microbatch's chain ``S f + S b`` (split: ``S f + S b_I + b_W``)."""
+    work = inst.v * inst.m * (inst.f + inst.b)
+    chain = inst.S * inst.f + (inst.S * inst.b_I + inst.b_W if inst.split else inst.S * inst.b)
+    return [("work", Fraction(work), False), ("critical_path", Fraction(chain), False)]
 
-    Terms: ``work`` (the busiest GPU's work ``v m (f+b)``) and ``critical_path`` (one
-    microbatch's chain ``S f + S b_I + b_W``; ``S (f+b)`` fused).
-    """
-    f, b = inst.f, inst.b
-    work = inst.v * inst.m * (f + b)
-    chain = inst.S * f + (inst.S * inst.b_I + inst.b_W if inst.split else inst.S * b)
-    terms = (("work", Fraction(work)), ("critical_path", Fraction(chain)))
-    return LowerBound(max(t[1] for t in terms), terms, False)
+
+def _module_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
+    name = "single_wave" if inst.v == 1 else "multi_wave"
+    try:
+        module = importlib.import_module(f"bounds.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"bounds.{name}":
+            return []
+        raise
+    return list(module.terms(inst))
+
+
+def lower_bound(inst: Instance) -> LowerBound:
+    """The best proven lower bound on the makespan of every feasible schedule of ``inst``."""
+    terms = basic_terms(inst) + _module_terms(inst)
+    value = max(t[1] for t in terms)
+    exact = any(ex and val == value for _, val, ex in terms)
+    return LowerBound(value, tuple((n, v) for n, v, _ in terms), exact)
