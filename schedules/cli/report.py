@@ -1,0 +1,38 @@
+"""``pipebounds report [-o DIR] [-P N -m N] [--json] [--no-figures]``: the main job (CLI.md)."""
+
+from __future__ import annotations
+
+from .common import CLIError, print_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "report", help="bounds against the known schedules on a default instance",
+        description="Lower bounds against every known schedule family, fitted to each memory limit "
+                    "K with rematerialization, on four default settings (single-wave fused and "
+                    "split, two waves looped and V-shape). Prints the tables; writes report.json, "
+                    "report.txt and figures into DIR.")
+    p.add_argument("-o", "--out", default="report", help="output folder (default: report)")
+    p.add_argument("-P", type=int, default=4, help="GPUs of the default settings (default 4)")
+    p.add_argument("-m", type=int, default=8, help="microbatches (default 8)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..instance import InstanceError
+    from ..report import build_report, default_settings, format_text, to_json, write_report
+
+    try:
+        settings = default_settings(args.P, args.m)
+    except InstanceError as exc:
+        raise CLIError(str(exc)) from None
+    reports = build_report(settings)
+    written = write_report(reports, args.out, figures=not args.no_figures)
+    if args.json:
+        print_json(to_json(reports))
+    else:
+        print(format_text(reports))
+        print(f"\nwrote {', '.join(str(p) for p in written)}")
+    return 0
