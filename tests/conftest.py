@@ -1,0 +1,26 @@
+"""Test configuration: hypothesis profiles and the tests/ folder on ``sys.path``.
+
+Profiles (choose with ``HYPOTHESIS_PROFILE=<name>``; docs/testing.md):
+
+* ``ci`` (default): few examples, ``derandomize=True`` (the same examples on every run, so CI
+  never flakes), no deadline, no example database writes that could change later runs.
+* ``thorough``: many examples, random seeds, for long local runs:
+  ``HYPOTHESIS_PROFILE=thorough pytest tests/``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+_SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+
+settings.register_profile("ci", max_examples=40, derandomize=True, deadline=None,
+                          database=None, print_blob=True, suppress_health_check=_SUPPRESS)
+settings.register_profile("thorough", max_examples=2000, deadline=None,
+                          print_blob=True, suppress_health_check=_SUPPRESS)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
