@@ -1,0 +1,261 @@
+"""Read torch.distributed.pipelining schedules as :class:`~schedules.schedule.Schedule` objects.
+
+torch describes a schedule by its ``pipeline_order``: ``rank -> [action or None, ...]``, each
+action printing as ``<stage><type><microbatch>`` (``2F0``, ``1B3``, ``0I1``, ``3W2``), which is
+the project's action notation (MODEL.md). The importer keeps the computation actions
+``F B I W`` in their order, skips ``None`` (an idle step: ASAP timing recomputes idle time),
+drops communication and sharding actions (``SEND_F RECV_F SEND_B RECV_B UNSHARD RESHARD
+REDUCE_GRAD``) and splits DualPipeV's overlapped actions ``(0F3;3B1)OVERLAP_F_B`` into their
+parts, in order (forward first, then backward: one GPU runs one op at a time in this model).
+
+Nothing here imports torch at module level: the string form works without torch installed,
+and :func:`from_torch_schedule` imports it only when given a torch schedule object.
+
+>>> from schedules import Instance, simulate
+>>> order = {0: ["0F0", "0F1", "0B0", "0SEND_B0", "0F2", None, "0B1", "0B2", "0REDUCE_GRAD"],
+...          1: ["1RECV_F0", "1F0", "1B0", "1F1", "1B1", "1F2", "1B2"]}
+>>> sched = from_pipeline_order(order, Instance(P=2, m=3))
+>>> simulate(sched).makespan
+Fraction(12, 1)
+
+The static ``pipeline_order`` of ``Schedule1F1B`` (torch 2.13) numbers the last rank's
+forwards from 1 instead of 0, while its runtime (``_step_microbatches``) runs microbatch 0
+first; :func:`from_torch_schedule` therefore reads, by default, the order the runtime
+executes (docs/interop.md).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Any, Iterable, Mapping, Optional
+
+from ..instance import Instance
+from ..ops import Op, split_action
+from ..schedule import Schedule, ScheduleError
+
+COMPUTE = ("F", "B", "I", "W")
+"""torch's computation types that are ops of the model (``R``, this project's recompute, is also
+accepted in strings)."""
+
+NON_COMPUTE = ("SEND_F", "RECV_F", "SEND_B", "RECV_B", "UNSHARD", "RESHARD", "REDUCE_GRAD")
+"""Communication and sharding actions: they take no time in the model and are dropped."""
+
+OVERLAP = "OVERLAP_F_B"
+"""DualPipeV's overlapped forward + backward: its sub-actions are imported in order."""
+
+_NO_MICROBATCH = re.compile(r"^\s*(\d+)\s*([A-Z_]+)\s*$")
+_OVERLAP_STRING = re.compile(r"^\s*\((.*)\)\s*([A-Z_]+)\s*$")
+
+
+class InteropError(ValueError):
+    """An action the importer cannot read; the message quotes it and names the rank."""
+
+
+def _parse_string(text: str, rank) -> list[Op]:
+    text = text.strip()
+    if not text:
+        return []
+    match = _OVERLAP_STRING.match(text)
+    if match:
+        if match.group(2) != OVERLAP:
+            raise InteropError(f"rank {rank}: grouped action {text!r} is not {OVERLAP}")
+        out = []
+        for part in match.group(1).split(";"):
+            out += _parse_string(part, rank)
+        return out
+    parts = split_action(text)
+    if parts is None:
+        bare = _NO_MICROBATCH.match(text)
+        if bare and bare.group(2) in NON_COMPUTE:
+            return []
+        raise InteropError(f"rank {rank}: cannot read action {text!r}; expected "
+                           f"<stage><type><microbatch> like '2F0'")
+    stage, letters, mb = parts
+    if letters in COMPUTE or letters == "R":
+        return [Op(stage, letters, mb)]
+    if letters in NON_COMPUTE:
+        return []
+    raise InteropError(f"rank {rank}: unknown action type {letters!r} in {text!r}; "
+                       f"known: {', '.join(COMPUTE + NON_COMPUTE + (OVERLAP,))}")
+
+
+def action_ops(action: Any, rank=None) -> list[Op]:
+    """The ops of one ``pipeline_order`` entry: a torch ``_Action``, its string, or None.
+
+    >>> [str(op) for op in action_ops("(0F3;3B1)OVERLAP_F_B")]
+    ['0F3', '3B1']
+    >>> action_ops("1SEND_F0"), action_ops(None), action_ops("2UNSHARD")
+    ([], [], [])
+    """
+    if action is None:
+        return []
+    if isinstance(action, Op):
+        return [action]
+    if isinstance(action, str):
+        return _parse_string(action, rank)
+    sub = getattr(action, "sub_actions", None)
+    if sub:
+        out = []
+        for a in sub:
+            out += action_ops(a, rank)
+        return out
+    ctype = getattr(action, "computation_type", None)
+    if ctype is None:
+        raise InteropError(f"rank {rank}: {action!r} is neither an action string nor a torch "
+                           f"_Action")
+    name = getattr(ctype, "value", str(ctype))
+    if name in NON_COMPUTE:
+        return []
+    if name not in COMPUTE:
+        raise InteropError(f"rank {rank}: unknown action type {name!r} in {action!r}")
+    stage, mb = action.stage_index, action.microbatch_index
+    if mb is None:
+        raise InteropError(f"rank {rank}: computation action {action!r} has no microbatch")
+    return [Op(int(stage), name, int(mb))]
+
+
+def orders_from_pipeline_order(pipeline_order: Mapping, P: int) -> list[list[Op]]:
+    """Per-GPU op lists (index = rank) from a ``rank -> actions`` mapping."""
+    if not isinstance(pipeline_order, Mapping):
+        raise InteropError("pipeline_order must map each rank to its list of actions")
+    orders: list[list[Op]] = [[] for _ in range(P)]
+    for key, actions in pipeline_order.items():
+        try:
+            rank = int(key)
+        except (TypeError, ValueError):
+            raise InteropError(f"pipeline_order key {key!r} is not a rank number") from None
+        if not 0 <= rank < P:
+            raise ScheduleError(f"pipeline_order names rank {rank}, outside 0..{P - 1} (P={P})")
+        if actions is None:
+            continue
+        for action in actions:
+            orders[rank] += action_ops(action, rank)
+    return orders
+
+
+def from_pipeline_order(pipeline_order: Mapping, instance: Instance, source: str = "torch") \
+        -> Schedule:
+    """The :class:`Schedule` of a torch ``pipeline_order`` on ``instance``.
+
+    ``instance`` gives ``P``, ``m``, the stage placement (``placement``/``stage_to_rank``) and
+    the durations; the orders are read faithfully (an action on the wrong rank or with an
+    out-of-range microbatch becomes a violation that :func:`schedules.validate.validate` names,
+    it is not repaired).
+    """
+    return Schedule(instance, tuple(tuple(seq) for seq in
+                                    orders_from_pipeline_order(pipeline_order, instance.P)),
+                    source=source)
+
+
+# ------------------------------------------------------------------ torch schedule objects
+class _RecordingStage:
+    """A stand-in for a torch pipeline stage that records the computations a single-stage
+    schedule's runtime (``_step_microbatches``) asks for, with no communication."""
+
+    def __init__(self, stage_index: int, num_stages: int):
+        self.stage_index = stage_index
+        self.num_stages = num_stages
+        self.group_size = num_stages
+        self.group_rank = stage_index
+        self.is_first = stage_index == 0
+        self.is_last = stage_index == num_stages - 1
+        self.submod = None
+        self.has_backward = True
+        self.output_chunks: list = []
+        self.ops: list[Op] = []
+
+    def forward_one_chunk(self, mb, *args, **kwargs):
+        self.ops.append(Op(self.stage_index, "F", int(mb)))
+
+    def backward_one_chunk(self, mb, *args, full_backward=True, **kwargs):
+        self.ops.append(Op(self.stage_index, "B" if full_backward else "I", int(mb)))
+
+    def backward_weight_one_chunk(self, mb, *args, **kwargs):
+        self.ops.append(Op(self.stage_index, "W", int(mb)))
+
+    def _noop(self, *args, **kwargs):
+        return []
+
+    get_fwd_recv_ops = get_fwd_send_ops = get_bwd_recv_ops = get_bwd_send_ops = _noop
+    clear_runtime_states = perform_reduce_grad = scale_grads = _noop
+
+
+def runtime_single_stage_order(cls, num_stages: int, n_microbatches: int) -> list[list[Op]]:
+    """What a single-stage torch schedule class runs on every rank: its own
+    ``_step_microbatches`` replayed on recording stages (torch private API; needs torch)."""
+    orders = []
+    for rank in range(num_stages):
+        stage = _RecordingStage(rank, num_stages)
+        sched = cls(stage, n_microbatches)
+        sched._initialize_stage = lambda *args, **kwargs: None  # no shapes to infer
+        try:
+            sched._step_microbatches(None, None, None, None, False)
+        except Exception as exc:  # torch private API changed
+            raise InteropError(
+                f"could not replay {cls.__name__}._step_microbatches on rank {rank} ({exc}); "
+                f"use order='static' to read its pipeline_order instead") from exc
+        orders.append(stage.ops)
+    return orders
+
+
+def torch_instance(schedule_obj, *, K=None, f=1, b=None, b_I=None, b_W=None, c=0,
+                   split: Optional[bool] = None) -> Instance:
+    """The :class:`Instance` of a torch schedule object: ``P`` ranks, ``m`` microbatches, its
+    stage-to-rank map, and the given durations. Split durations default to ``b/2`` each when
+    the schedule has ``I``/``W`` actions (``split=None``) and none are given."""
+    m = int(schedule_obj._n_microbatches)
+    if hasattr(schedule_obj, "pp_group_size") and hasattr(schedule_obj, "_stages"):
+        P = int(schedule_obj.pp_group_size)
+        mapping = schedule_obj.stage_index_to_group_rank
+        stage_to_rank = [int(mapping[s]) for s in range(int(schedule_obj._num_stages))]
+    else:  # one stage per rank
+        P = int(schedule_obj._num_stages)
+        stage_to_rank = list(range(P))
+    if split is None:
+        split = b_I is not None or any(
+            op.kind in ("I", "W") for seq in orders_from_pipeline_order(
+                schedule_obj.pipeline_order or {}, P) for op in seq)
+    if split and b_I is None:
+        total = 2 if b is None else b
+        b_I = b_W = Fraction(total) / 2
+    kw = dict(P=P, m=m, K=K, stage_to_rank=stage_to_rank, f=f, c=c)
+    if split:
+        kw.update(b_I=b_I, b_W=b_W)
+    else:
+        kw.update(b=2 if b is None else b)
+    return Instance(**kw)
+
+
+def from_torch_schedule(schedule_obj, *, order: str = "runtime", K=None, f=1, b=None,
+                        b_I=None, b_W=None, c=0) -> Schedule:
+    """The :class:`Schedule` of a torch.distributed.pipelining schedule object.
+
+    ``order="runtime"`` (default) reads what torch executes: for the multi-stage runtime
+    schedules (``_PipelineScheduleRuntime``: Interleaved1F1B, LoopedBFS, InterleavedZeroBubble,
+    ZBVZeroBubble, DualPipeV) the compute actions of ``pipeline_order_with_comms``; for the
+    single-stage ones (GPipe, 1F1B), whose runtime is hand-written code that does not read
+    ``pipeline_order``, a replay of that code on recording stages. ``order="static"`` reads
+    ``pipeline_order`` as published (for Schedule1F1B in torch 2.13 its last rank then lists
+    forwards ``1..m`` instead of ``0..m-1``, which the validator reports as ``range`` and
+    ``missing``). Durations and ``K`` as in :func:`torch_instance`.
+    """
+    if order not in ("runtime", "static"):
+        raise InteropError(f"order must be 'runtime' or 'static', got {order!r}")
+    inst = torch_instance(schedule_obj, K=K, f=f, b=b, b_I=b_I, b_W=b_W, c=c)
+    name = type(schedule_obj).__name__
+    if order == "static":
+        return from_pipeline_order(schedule_obj.pipeline_order, inst, source=f"torch {name} static")
+    with_comms = getattr(schedule_obj, "pipeline_order_with_comms", None)
+    if with_comms:
+        return from_pipeline_order(with_comms, inst, source=f"torch {name}")
+    if hasattr(schedule_obj, "_stages"):  # multi-stage without a lowered order: static is all
+        return from_pipeline_order(schedule_obj.pipeline_order, inst, source=f"torch {name}")
+    orders = runtime_single_stage_order(type(schedule_obj), inst.P, inst.m)
+    return Schedule(inst, tuple(tuple(seq) for seq in orders), source=f"torch {name}")
+
+
+__all__: Iterable[str] = ("from_pipeline_order", "from_torch_schedule", "action_ops",
+                          "orders_from_pipeline_order", "torch_instance",
+                          "runtime_single_stage_order", "InteropError", "COMPUTE",
+                          "NON_COMPUTE", "OVERLAP")

@@ -1,0 +1,179 @@
+"""torch.distributed.pipelining schedules, imported and checked (skipped without torch).
+
+Schedules are built on mock stages: objects with the attributes the schedule constructors read
+(``stage_index``, ``num_stages``, ``group_size``, ``group_rank``, ``submod``), the way torch's
+own schedule tests build orders for inspection without a process group. Each imported order
+must be valid and respect the central claim (makespan >= LB at K = its peak memory).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+
+torch = pytest.importorskip("torch")
+S = pytest.importorskip("torch.distributed.pipelining.schedules")
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from bounds.evaluate import lower_bound  # noqa: E402
+from builders import one_f_one_b_orders  # noqa: E402
+from schedules import Schedule, document_from_schedule, simulate  # noqa: E402
+from schedules.interop import from_pipeline_order, from_torch_schedule  # noqa: E402
+from schedules.interop.torch import runtime_single_stage_order, torch_instance  # noqa: E402
+
+
+class MockStage:
+    def __init__(self, stage_index, num_stages, group_size, group_rank):
+        self.stage_index = stage_index
+        self.num_stages = num_stages
+        self.group_size = group_size
+        self.group_rank = group_rank
+        self.submod = None
+        self.is_first = stage_index == 0
+        self.is_last = stage_index == num_stages - 1
+
+
+# class, waves, stage style (torch's generate_rank_to_stage_mapping)
+CLASSES = {
+    "Schedule1F1B": (S.Schedule1F1B, 1, "loop"),
+    "ScheduleGPipe": (S.ScheduleGPipe, 1, "loop"),
+    "ScheduleInterleaved1F1B": (S.ScheduleInterleaved1F1B, 2, "loop"),
+    "ScheduleLoopedBFS": (S.ScheduleLoopedBFS, 2, "loop"),
+    "ScheduleInterleavedZeroBubble": (S.ScheduleInterleavedZeroBubble, 2, "loop"),
+    "ScheduleZBVZeroBubble": (S.ScheduleZBVZeroBubble, 2, "v"),
+    "ScheduleDualPipeV": (S.ScheduleDualPipeV, 2, "v"),
+}
+
+
+def build(name, P, m, v=None):
+    cls, v0, style = CLASSES[name]
+    v = v or v0
+    if issubclass(cls, S.PipelineScheduleSingle):
+        return cls(MockStage(0, P, P, 0), m)
+    stages = [MockStage(s, v * P, P, 0)
+              for s in S.generate_rank_to_stage_mapping(P, v * P, style=style)[0]]
+    return cls(stages, m)
+
+
+def _grid():
+    cases = []
+    for name in CLASSES:
+        for P in (1, 2, 3, 4):
+            for m in sorted({P, 2 * P, 2 * P + 2, 8}):
+                try:
+                    build(name, P, m)
+                except (ValueError, RuntimeError):
+                    continue  # a size torch itself refuses for this schedule
+                cases.append((name, P, m))
+    return cases
+
+
+GRID = _grid()
+
+
+def test_grid_covers_every_schedule():
+    assert {name for name, _, _ in GRID} == set(CLASSES)
+    assert len(GRID) >= 60
+
+
+def _check_central_claim(sched):
+    res = simulate(sched)
+    assert res.valid, (res.errors, json.dumps(document_from_schedule(sched)))
+    lb = lower_bound(sched.instance.with_(K=max(res.peak_memory))).value
+    assert res.makespan >= lb, json.dumps(document_from_schedule(sched))
+    return res, lb
+
+
+@pytest.mark.parametrize("name, P, m", GRID)
+def test_torch_schedule_imports_valid_and_above_the_bound(name, P, m):
+    obj = build(name, P, m)
+    sched = from_torch_schedule(obj)
+    _check_central_claim(sched)
+    # the same with split durations 1/2 + 3/2 and a rational forward (ZB schedules use I/W)
+    other = from_torch_schedule(obj, f=Fraction(3, 2), b=2, b_I=Fraction(1, 2) if
+                                sched.instance.split else None,
+                                b_W=Fraction(3, 2) if sched.instance.split else None)
+    _check_central_claim(other)
+
+
+@pytest.mark.parametrize("name", [n for n in CLASSES if CLASSES[n][1] > 1])
+@pytest.mark.parametrize("P, m", [(2, 4), (3, 6), (4, 8)])
+def test_static_order_and_lowered_order_have_the_same_compute_ops(name, P, m):
+    """For the runtime schedules, the order torch executes (``pipeline_order_with_comms``,
+    with communication) has the compute ops of ``pipeline_order`` in the same order."""
+    obj = build(name, P, m)
+    inst = torch_instance(obj)
+    static = from_pipeline_order(obj.pipeline_order, inst)
+    lowered = from_pipeline_order(obj.pipeline_order_with_comms, inst)
+    assert static.orders == lowered.orders
+
+
+def test_dualpipev_overlapped_actions_are_split_forward_first():
+    obj = build("ScheduleDualPipeV", 2, 4)
+    overlapped = [a for a in obj.pipeline_order[0] if a is not None and a.sub_actions]
+    assert overlapped, "DualPipeV should have OVERLAP_F_B actions"
+    sched = from_torch_schedule(obj, order="static")
+    seq = [str(op) for op in sched.orders[0]]
+    for a in overlapped:
+        fwd, bwd = (str(x) for x in a.sub_actions)
+        assert seq[seq.index(fwd) + 1] == bwd
+
+
+@pytest.mark.parametrize("P, m", [(1, 1), (1, 3), (2, 2), (2, 5), (3, 3), (4, 8), (5, 7)])
+def test_schedule1f1b_static_order_differs_from_its_runtime_on_the_last_rank(P, m):
+    """torch 2.13: Schedule1F1B._get_pipeline_order starts ``forward_mb = 0`` and increments it
+    before each steady-state forward; the last rank has no warm-up forward, so its forwards are
+    numbered 1..m. Its runtime (``_step_microbatches``, replayed here) runs 0..m-1, exactly the
+    1F1B order of tests/builders.py (written by hand from the paper)."""
+    obj = S.Schedule1F1B(MockStage(0, P, P, 0), m)
+    static = from_torch_schedule(obj, order="static")
+    rules = {v.rule for v in simulate(static).violations}
+    assert rules == {"range", "missing"}
+    last = [str(op) for op in static.orders[P - 1] if op.kind == "F"]
+    assert last == [f"{P - 1}F{j}" for j in range(1, m + 1)]
+    # every other rank agrees with the runtime
+    runtime = runtime_single_stage_order(S.Schedule1F1B, P, m)
+    assert [list(seq) for seq in static.orders[:P - 1]] == runtime[:P - 1]
+    expected = Schedule.from_strings(static.instance, one_f_one_b_orders(P, m))
+    assert tuple(tuple(seq) for seq in runtime) == expected.orders
+    res = simulate(from_torch_schedule(obj))
+    assert res.valid and res.makespan == (m + P - 1) * 3
+
+
+def test_gpipe_static_order_matches_its_runtime():
+    obj = S.ScheduleGPipe(MockStage(0, 3, 3, 0), 5)
+    assert from_torch_schedule(obj, order="static").orders == from_torch_schedule(obj).orders
+
+
+@settings(max_examples=15)
+@given(st.sampled_from(sorted(CLASSES)), st.integers(1, 4), st.integers(1, 10),
+       st.sampled_from([Fraction(1), Fraction(1, 2), Fraction(2)]))
+def test_random_torch_sizes_and_durations_respect_the_bound(name, P, m, f):
+    try:
+        obj = build(name, P, m)
+    except (ValueError, RuntimeError):
+        return  # torch refuses this size for this schedule: nothing to import
+    sched = from_torch_schedule(obj, f=f)
+    _check_central_claim(sched)
+
+
+def test_print_makespan_over_bound_ratios(capsys):
+    """The table of docs/interop.md: makespan / LB(K = peak memory), f=1, b=2 (b_I=b_W=1)."""
+    rows = []
+    for name in CLASSES:
+        for P, m in ((4, 8), (4, 16)):
+            try:
+                obj = build(name, P, m)
+            except (ValueError, RuntimeError):
+                continue
+            res, lb = _check_central_claim(from_torch_schedule(obj))
+            rows.append((name, P, m, res.makespan, max(res.peak_memory), lb, res.makespan / lb))
+            assert res.makespan / lb >= 1
+    with capsys.disabled():
+        print()
+        for name, P, m, T, peak, lb, ratio in rows:
+            print(f"{name:32s} P={P} m={m:2d} T={T} peak={peak} LB={lb} T/LB={float(ratio):.3f}")
+    assert len(rows) == 2 * len(CLASSES)
