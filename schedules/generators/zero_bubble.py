@@ -1,0 +1,82 @@
+"""ZB-H1 and ZB-H2 (Qi, Wan, Huang, Lin, *Zero Bubble Pipeline Parallelism*, ICLR 2024).
+
+Both split every backward into ``I`` (input gradient, on the critical path) and ``W`` (weight
+gradient, off it) and use the freedom to place ``W`` to fill bubbles. One stage per GPU
+(``v = 1``); split durations ``b_I, b_W`` required. Memory is counted as MODEL.md does: an
+activation stays live until its ``W`` ends.
+
+**ZB-H1** (1F1B's memory). GPU ``p`` runs 1F1B's ``w = P-1-p`` warm-up forwards, then steps
+``F, I`` followed by ``W`` of the oldest waiting microbatch, except that its first ``p`` steps
+leave their ``W`` out (deferred), then the cool-down ``I (W)`` steps and the deferred ``W``\\ s
+(the rule of torch.distributed.pipelining's zero-bubble ``_get_1f1b_rank_ops`` with
+``num_1f1b_microbatches = rank``). Peak memory ``min(P, m)`` on every GPU (``w + 1`` in flight
+plus ``p`` deferred). Per-rank bubble (span minus busy time, largest over GPUs) and global
+bubble ``T - m(f + b)`` are both ``(P-1)(f + b_I - b_W)`` when ``b_W <= f`` and ``m >= P``
+(tested on a grid in tests/test_generators.py).
+
+**ZB-H2** (twice the memory, no bubble). The greedy list scheduler
+(:mod:`schedules.generators.list_scheduler`) with priority ``I`` > ``F`` > ``W`` (oldest
+first) and a cap of ``2P - 1`` live activations on every GPU: warm-up forwards fill the wait for
+the first ``I`` and deferred ``W`` fill the tail. Peak memory ``min(2P - 1, m)``. With
+``m >= 2P`` and ``b_I + b_W <= f + b_I <= ...`` (precisely: on the tested grid whenever
+``f <= b_I``), the per-rank bubble is ``max(0, (P-1)(f + b_I - 2 b_W))``, the published figure,
+and the global makespan is ``m(f+b) + (P-1) max(f, f + b_I - 2 b_W)``: with ``f = b_I = b_W`` no
+GPU idles between its first and last op, but GPU ``P-1`` cannot start before ``(P-1) f``.
+
+>>> from schedules import Instance, simulate
+>>> inst = Instance(P=4, m=8, b_I=1, b_W=1)
+>>> r1, r2 = simulate(zb_h1(inst)), simulate(zb_h2(inst))
+>>> r1.makespan - 8 * 3, max(r1.peak_memory)
+(Fraction(3, 1), 4)
+>>> r2.makespan - 8 * 3, max(r2.peak_memory)
+(Fraction(3, 1), 7)
+"""
+
+from __future__ import annotations
+
+from ..instance import Instance
+from ..ops import Op
+from ..schedule import Schedule
+from .common import require
+from .list_scheduler import list_schedule
+
+ZB_PRIORITY = {"I": 0, "B": 0, "F": 1, "W": 2}
+
+
+def zb_key(op: Op, gpu: int) -> tuple:
+    """``I`` before ``F`` before ``W``; older microbatch first; later stage first."""
+    return (ZB_PRIORITY[op.kind], op.microbatch, -op.stage)
+
+
+def _check(inst: Instance, name: str) -> None:
+    require(inst.v == 1, name, f"needs one stage per GPU (v=1), got v={inst.v}; "
+                               "use zbv for the V-shape zero-bubble schedule")
+    require(inst.split, name, "needs split backward durations (--b-input and --b-weight)")
+
+
+def zb_h1(inst: Instance) -> Schedule:
+    """ZB-H1 of ``inst`` (``v = 1``, split); see the module docstring."""
+    _check(inst, "zb-h1")
+    P, m = inst.P, inst.m
+    orders = []
+    for p in range(P):
+        w = min(P - 1 - p, m)
+        order = [Op(p, "F", j) for j in range(w)]
+        next_w = 0
+        for k in range(m):
+            if w + k < m:
+                order.append(Op(p, "F", w + k))
+            order.append(Op(p, "I", k))
+            if k >= p:
+                order.append(Op(p, "W", next_w))
+                next_w += 1
+        order += [Op(p, "W", j) for j in range(next_w, m)]
+        orders.append(tuple(order))
+    return Schedule(inst, tuple(orders), "zb-h1")
+
+
+def zb_h2(inst: Instance) -> Schedule:
+    """ZB-H2 of ``inst`` (``v = 1``, split); see the module docstring."""
+    _check(inst, "zb-h2")
+    return list_schedule(inst, cap=[2 * inst.P - 1] * inst.P, split=True, key=zb_key,
+                         source="zb-h2")

@@ -1,0 +1,138 @@
+"""Rematerialization: fit any valid schedule to a memory limit ``K`` by inserting ``R`` ops.
+
+MODEL.md: a rematerialized activation ``(j,s)`` is stored by its recompute ``R(j,s)`` (its
+forward stores nothing) and live from the start of ``R`` to the end of ``B(j,s)`` (or
+``W(j,s)``). Peak memory is a property of the per-GPU orders, so fitting is done GPU by GPU
+on the orders alone:
+
+**Rule (Belady).** Walk GPU ``p``'s order keeping the set of live activations.
+
+* At a forward ``F(j,s)``: if fewer than ``K`` are live, it stores. Otherwise one activation
+  is *checkpointed*: among the live ones stored by their forward whose backward has not started,
+  and ``(j,s)`` itself, the one whose backward comes latest in the order (Belady's rule: the
+  furthest next use) is marked rematerialized; it stops counting (its forward now stores
+  nothing), and ``(j,s)`` stores unless it was the one chosen.
+* At the backward (``B`` or ``I``) of a rematerialized ``(j,s)``: ``R(j,s)`` is inserted right
+  before it and stores. If ``K`` are already live, room is made first by checkpointing (as above)
+  or, when every live activation is past its ``I`` (split form, waiting for ``W``), by moving
+  the pending ``W`` that comes first in the order up to this point.
+
+**Soundness.** ``R(j,s)`` comes after ``F(j,s)`` (which precedes the backward on the same GPU)
+and right before its backward; moved ``W`` ops stay after their ``I``: every new precedence
+points backwards in the same GPU's order, so no deadlock is created. Each storing op finds
+fewer than ``K`` live activations (room can always be made: an ``F`` can checkpoint itself, and
+for an ``R`` the live set holds only activations stored by ``F`` — which can be checkpointed — or
+waiting for their ``W`` — which can be moved), so the peak is at most ``K`` for every ``K >= 1``.
+The result is checked with :func:`schedules.simulate.simulate` before it is returned.
+
+Existing ``R`` ops are dropped first (the schedule is refitted from its plain form).
+The order of the other ops is unchanged except for moved ``W`` ops, so the makespan grows by at
+most the recomputes on the critical path; :func:`fit_memory` is a heuristic, not an optimum.
+
+>>> from schedules import Instance, simulate
+>>> from schedules.generators import generate
+>>> base = generate("1f1b", Instance(P=4, m=8))
+>>> fitted = fit_memory(base, 1)
+>>> r = simulate(fitted)
+>>> r.valid, r.peak_memory, fitted.orders[3][:4]
+(True, [1, 1, 1, 1], (Op(stage=3, kind='F', microbatch=0), Op(stage=3, kind='B', microbatch=0), Op(stage=3, kind='F', microbatch=1), Op(stage=3, kind='B', microbatch=1)))
+>>> [str(op) for op in fitted.orders[0][:8]]   # F1 F2 F3 checkpointed (latest backwards)
+['0F0', '0F1', '0F2', '0F3', '0B0', '0F4', '0R1', '0B1']
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .ops import Op
+from .schedule import Schedule
+
+
+class RematError(ValueError):
+    """``fit_memory`` got a bad ``K`` or a schedule it cannot fit (an invalid base schedule)."""
+
+
+def _fit_order(order: Sequence[Op], K: int) -> list[Op]:
+    order = [op for op in order if op.kind != "R"]
+    grad_pos: dict[tuple[int, int], int] = {}
+    w_pos: dict[tuple[int, int], int] = {}
+    for i, op in enumerate(order):
+        pair = (op.stage, op.microbatch)
+        if op.kind in ("B", "I"):
+            grad_pos[pair] = i
+        elif op.kind == "W":
+            w_pos[pair] = i
+    far = len(order) + 1
+    live: dict[tuple[int, int], str] = {}  # pair -> "F" (stored by F), "R", "W" (waits for W)
+    remat: set[tuple[int, int]] = set()
+    moved_w: set[tuple[int, int]] = set()
+    out: list[Op] = []
+
+    def checkpoint_one(extra=None) -> bool:
+        """Checkpoint the F-stored live activation (or ``extra``) with the latest backward."""
+        cands = [x for x, how in live.items() if how == "F"]
+        if extra is not None:
+            cands.append(extra)
+        if not cands:
+            return False
+        victim = max(cands, key=lambda x: grad_pos.get(x, far))
+        remat.add(victim)
+        live.pop(victim, None)
+        return True
+
+    for op in order:
+        pair = (op.stage, op.microbatch)
+        if op.kind == "F":
+            out.append(op)
+            if len(live) < K:
+                live[pair] = "F"
+            else:
+                checkpoint_one(extra=pair)
+                if pair not in remat:
+                    live[pair] = "F"
+        elif op.kind in ("B", "I"):
+            if pair in remat:
+                while len(live) >= K:
+                    if checkpoint_one():
+                        continue
+                    waiting = [x for x, how in live.items() if how == "W"]
+                    if not waiting:
+                        raise RematError(f"cannot make room for R{pair}: K={K}")
+                    x = min(waiting, key=lambda y: w_pos.get(y, far))
+                    out.append(Op(x[0], "W", x[1]))
+                    moved_w.add(x)
+                    del live[x]
+                out.append(Op(op.stage, "R", op.microbatch))
+                live[pair] = "R"
+            out.append(op)
+            if op.kind == "B":
+                live.pop(pair, None)
+            else:
+                live[pair] = "W"
+        elif op.kind == "W":
+            if pair in moved_w:
+                continue
+            out.append(op)
+            live.pop(pair, None)
+    return out
+
+
+def fit_memory(schedule: Schedule, K: int) -> Schedule:
+    """``schedule`` with ``R`` ops inserted (and some ``W`` moved earlier) so that every GPU holds
+    at most ``K`` activations; the result carries ``K`` in its instance. See the module docstring.
+    """
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
+        raise RematError(f"K must be a whole number >= 1, got {K!r}")
+    from .simulate import simulate
+
+    inst = schedule.instance.with_(K=K)
+    orders = tuple(tuple(_fit_order(seq, K)) for seq in schedule.orders)
+    source = schedule.source + f"+remat(K={K})" if schedule.source else f"remat(K={K})"
+    fitted = Schedule(inst, orders, source)
+    result = simulate(fitted)
+    if not result.valid:
+        base = simulate(schedule.with_instance(schedule.instance.with_(K=None)))
+        if not base.valid:
+            raise RematError("the base schedule is invalid: " + "; ".join(base.errors[:3]))
+        raise RematError("internal error, fitted schedule invalid: " + "; ".join(result.errors[:3]))
+    return fitted
