@@ -42,11 +42,13 @@ DURATIONS = st.builds(Fraction, st.integers(1, 6), st.sampled_from([1, 1, 1, 2, 
 @st.composite
 def instances(draw, *, max_P: int = 4, max_v: int = 3, max_m: int = 5, max_pairs: int = 24,
               K=None, split: Optional[bool] = None, c: bool = False, v: Optional[int] = None,
-              max_K: Optional[int] = None) -> Instance:
+              max_K: Optional[int] = None, explicit: bool = False) -> Instance:
     """Small instances: ``P``, ``v``, ``m`` with ``S*m <= max_pairs``, both placements, ``K``
     from 1 to unconstrained, rational durations, fused or split backward, optional ``c``.
 
-    ``K="any"`` (default None here means: drawn) or a fixed value; ``split`` None means drawn.
+    ``K`` None means drawn, ``"inf"`` unconstrained, else that value; ``split`` None means
+    drawn; ``explicit`` also draws arbitrary ``stage_to_rank`` lists (each GPU ``v`` stages, in
+    any order), which the simulator handles but the bounds' theory does not cover.
     """
     P = draw(st.integers(1, max_P))
     vv = v if v is not None else draw(st.integers(1, max_v))
@@ -54,6 +56,9 @@ def instances(draw, *, max_P: int = 4, max_v: int = 3, max_m: int = 5, max_pairs
     S = vv * P
     m = draw(st.integers(1, max(1, min(max_m, max_pairs // S))))
     placement = draw(st.sampled_from(["looped", "vshape"])) if vv > 1 else "looped"
+    stage_to_rank = None
+    if explicit and P > 1 and draw(st.integers(0, 2)) == 0:
+        stage_to_rank = tuple(draw(st.permutations(list(range(P)) * vv)))
     if K is None:
         top = max_K if max_K is not None else vv * m + 1
         KK = draw(st.one_of(st.none(), st.integers(1, max(1, top))))
@@ -61,7 +66,7 @@ def instances(draw, *, max_P: int = 4, max_v: int = 3, max_m: int = 5, max_pairs
         KK = None if K == "inf" else K
     f = draw(DURATIONS)
     is_split = draw(st.booleans()) if split is None else split
-    kw = dict(P=P, m=m, K=KK, v=vv, placement=placement, f=f)
+    kw = dict(P=P, m=m, K=KK, v=vv, placement=placement, f=f, stage_to_rank=stage_to_rank)
     if is_split:
         kw["b_I"] = draw(DURATIONS)
         kw["b_W"] = draw(DURATIONS)
@@ -259,7 +264,7 @@ def perturbed_orders(draw, inst_strategy=None) -> Schedule:
     """A random valid schedule with a few random swaps inside GPU orders (which keep every R
     between its F and its backward): often still valid, often deadlocked or above ``K``."""
     sched = draw(valid_schedules(inst_strategy if inst_strategy is not None
-                                 else instances(max_pairs=16, c=True)))
+                                 else instances(max_pairs=16, c=True, explicit=True)))
     orders = [list(seq) for seq in sched.orders]
     for _ in range(draw(st.integers(1, 3))):
         p = draw(st.integers(0, len(orders) - 1))
@@ -286,7 +291,8 @@ def shuffled_orders(draw, inst_strategy=None) -> Schedule:
     """Structurally valid but arbitrary orders: every op once on its GPU, in a random order per
     GPU (so they may deadlock or exceed ``K``); random recomputes placed after their forward
     and before their backward in the GPU's list."""
-    inst = draw(inst_strategy if inst_strategy is not None else instances(max_pairs=16, c=True))
+    inst = draw(inst_strategy if inst_strategy is not None
+                else instances(max_pairs=16, c=True, explicit=True))
     orders = []
     for p in range(inst.P):
         ops = []
@@ -363,7 +369,7 @@ def mutations(draw, kind: str) -> Mutation:
     elif kind == "split_on_fused":
         inst_s = instances(max_pairs=16, split=True)
     else:
-        inst_s = instances(max_pairs=16)
+        inst_s = instances(max_pairs=16, explicit=True)
     sched = draw(valid_schedules(inst_s))
     inst = sched.instance
     orders = [list(seq) for seq in sched.orders]

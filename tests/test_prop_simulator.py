@@ -27,7 +27,7 @@ def _agree_on_timing(sched, res, ref):
     assert res.peak_memory == ref.order_peak
 
 
-@given(valid_schedules(instances(c=True)))
+@given(valid_schedules(instances(c=True, explicit=True)))
 def test_valid_schedules_timing_and_memory_match_reference(sched):
     note_schedule(sched)
     res, ref = simulate(sched), reference_simulate(sched)
