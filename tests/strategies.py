@@ -42,7 +42,8 @@ DURATIONS = st.builds(Fraction, st.integers(1, 6), st.sampled_from([1, 1, 1, 2, 
 @st.composite
 def instances(draw, *, max_P: int = 4, max_v: int = 3, max_m: int = 5, max_pairs: int = 24,
               K=None, split: Optional[bool] = None, c: bool = False, v: Optional[int] = None,
-              max_K: Optional[int] = None, explicit: bool = False) -> Instance:
+              max_K: Optional[int] = None, explicit: bool = False,
+              placement: Optional[str] = None) -> Instance:
     """Small instances: ``P``, ``v``, ``m`` with ``S*m <= max_pairs``, both placements, ``K``
     from 1 to unconstrained, rational durations, fused or split backward, optional ``c``.
 
@@ -55,7 +56,8 @@ def instances(draw, *, max_P: int = 4, max_v: int = 3, max_m: int = 5, max_pairs
     vv = max(1, min(vv, max_pairs // P)) if v is None else vv
     S = vv * P
     m = draw(st.integers(1, max(1, min(max_m, max_pairs // S))))
-    placement = draw(st.sampled_from(["looped", "vshape"])) if vv > 1 else "looped"
+    if placement is None:
+        placement = draw(st.sampled_from(["looped", "vshape"])) if vv > 1 else "looped"
     stage_to_rank = None
     if explicit and P > 1 and draw(st.integers(0, 2)) == 0:
         stage_to_rank = tuple(draw(st.permutations(list(range(P)) * vv)))
@@ -239,7 +241,10 @@ def valid_schedules(draw, instance_strategy=None) -> Schedule:
 
 def note_schedule(schedule: Schedule, label: str = "schedule") -> None:
     """On failure, print the schedule as an orders document that ``pipebounds simulate`` reads."""
-    note(f"{label} (orders document): {json.dumps(document_from_schedule(schedule))}")
+    from hypothesis.control import currently_in_test_context
+
+    if currently_in_test_context():
+        note(f"{label} (orders document): {json.dumps(document_from_schedule(schedule))}")
 
 
 # ------------------------------------------------------------------------------ orders
