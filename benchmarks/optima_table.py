@@ -1,0 +1,180 @@
+"""Generate the table of optimal makespans, data/optima.jsonl (format: data/README.md).
+
+One JSON object per line: the instance (``Instance.to_dict()``) plus ``opt`` (exact string, the
+best makespan found), ``lower_bound`` (exact string, the proven lower bound; equal to ``opt``
+when ``status`` is ``optimal``), ``status``, ``seconds``, ``nodes``, ``engine``.
+
+Resumable: instances already in the output with status ``optimal`` are skipped (others are
+retried with ``--retry``; the last line of an instance wins). Results are appended as they
+arrive, so an interrupted run loses at most the instances in flight.
+
+Families (the ranges of the issue):
+
+* ``single``: ``v = 1``, ``P <= 4``, ``m <= 8``, ``K = 1..m-1`` and unconstrained;
+* ``multi``: ``v = 2``, looped and vshape, ``P <= 3``, ``m <= 5``, ``K = 1..2m-1`` and
+  unconstrained;
+* ``split``: ``v = 1``, split backward, ``P <= 3``, ``m <= 6``, ``K = 1..m-1`` and unconstrained.
+
+(``K >= v m`` is the unconstrained instance: a GPU never holds more than ``v m`` activations.)
+
+Durations: ``--durations base`` is ``f=1, b=2`` (split ``b_I = b_W = 1``); ``all`` adds every
+``f, b`` in ``{1,2,3}`` (split: ``f, b_I, b_W`` in ``{1,2}``). Engine ``auto`` runs the search
+for ``--search-limit`` seconds and, if it does not prove optimality, CP-SAT for the rest.
+
+Usage::
+
+    python benchmarks/optima_table.py --family single --max-P 3 --workers 2 --time-limit 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+from multiprocessing import Pool
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_OUT = os.path.join(HERE, "..", "data", "optima.jsonl")
+
+
+def instance_key(d: dict) -> str:
+    """A canonical string of an instance dict (the fields of ``Instance.to_dict()``)."""
+    return json.dumps({k: d[k] for k in sorted(d) if k in (
+        "P", "m", "K", "v", "placement", "stage_to_rank", "f", "b", "b_input", "b_weight", "c")},
+        sort_keys=True)
+
+
+def durations(family: str, which: str) -> list[dict]:
+    if family == "split":
+        if which == "base":
+            return [dict(f=1, b_I=1, b_W=1)]
+        return [dict(f=f, b_I=bi, b_W=bw) for f, bi, bw in itertools.product((1, 2), repeat=3)]
+    if which == "base":
+        return [dict(f=1, b=2)]
+    return [dict(f=f, b=b) for f, b in itertools.product((1, 2, 3), repeat=2)]
+
+
+def instances(family: str, which: str, max_P: int, max_m: int, min_P: int = 1):
+    """Instance dicts of one family, small first (``P*m*v``), base durations first."""
+    from schedules import Instance
+
+    out = []
+    durs = durations(family, which)
+    for rank, dur in enumerate(durs):
+        if family == "single":
+            shapes = [(P, m, 1, "looped") for P in range(min_P, min(max_P, 4) + 1)
+                      for m in range(1, min(max_m, 8) + 1)]
+            kmax = lambda m, v: m  # noqa: E731
+        elif family == "multi":
+            shapes = [(P, m, 2, pl) for P in range(max(min_P, 2), min(max_P, 3) + 1)
+                      for m in range(1, min(max_m, 5) + 1) for pl in ("looped", "vshape")]
+            kmax = lambda m, v: v * m  # noqa: E731
+        elif family == "split":
+            shapes = [(P, m, 1, "looped") for P in range(min_P, min(max_P, 3) + 1)
+                      for m in range(1, min(max_m, 6) + 1)]
+            kmax = lambda m, v: m  # noqa: E731
+        else:
+            raise SystemExit(f"unknown family {family!r}")
+        for P, m, v, pl in shapes:
+            for K in list(range(1, kmax(m, v))) + [None]:
+                inst = Instance(P=P, m=m, v=v, placement=pl, K=K, **dur)
+                out.append((0 if rank == 0 else 1, P * m * v, inst.to_dict()))
+    out.sort(key=lambda x: (x[0], x[1]))
+    return [d for _, _, d in out]
+
+
+def solve_one(job):
+    """Worker: solve one instance dict; returns the table row."""
+    d, engine, time_limit, search_limit = job
+    from schedules import Instance
+    from schedules.cli.common import exact_string
+    from schedules.search import solve
+
+    inst = Instance.from_dict(d)
+    t0 = time.monotonic()
+    first = engine if engine != "auto" else "search"
+    limit = time_limit if engine != "auto" else min(search_limit, time_limit)
+    res = solve(inst, time_limit=limit, engine=first)
+    ms, lb, status, nodes, used = res.makespan, res.lower_bound, res.status, res.nodes, res.engine
+    if engine == "auto" and status != "optimal":
+        left = max(1.0, time_limit - (time.monotonic() - t0))
+        res2 = solve(inst, time_limit=left, engine="cpsat")
+        nodes, used = res2.nodes, "cpsat"
+        if res2.makespan is not None and (ms is None or res2.makespan < ms):
+            ms = res2.makespan
+        lb = max(lb, res2.lower_bound)
+        status = "optimal" if ms is not None and ms == lb else (
+            "feasible" if ms is not None else res2.status)
+    row = dict(d)
+    row.update(opt=None if ms is None else exact_string(ms), lower_bound=exact_string(lb),
+               status=status, seconds=round(time.monotonic() - t0, 3), nodes=nodes, engine=used)
+    return row
+
+
+def read_table(path: str) -> dict[str, dict]:
+    """The rows of a table file by instance key (the last line of an instance wins)."""
+    rows = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if line:
+                    row = json.loads(line)
+                    rows[instance_key(row)] = row
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--family", default="single", help="single, multi, split or all")
+    ap.add_argument("--durations", default="base", choices=("base", "all"))
+    ap.add_argument("--min-P", type=int, default=1)
+    ap.add_argument("--max-P", type=int, default=4)
+    ap.add_argument("--max-m", type=int, default=8)
+    ap.add_argument("--engine", default="auto", choices=("auto", "search", "cpsat"))
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
+    ap.add_argument("--search-limit", type=float, default=5.0,
+                    help="auto: seconds of search before CP-SAT")
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--limit", type=int, default=None, help="at most this many instances")
+    ap.add_argument("--retry", action="store_true", help="re-solve rows not proven optimal")
+    ap.add_argument("--out", default=DEFAULT_OUT)
+    args = ap.parse_args(argv)
+    fams = ("single", "split", "multi") if args.family == "all" else (args.family,)
+    todo = []
+    for fam in fams:
+        todo += instances(fam, args.durations, args.max_P, args.max_m, args.min_P)
+    done = read_table(args.out)
+    todo = [d for d in todo if instance_key(d) not in done
+            or (args.retry and done[instance_key(d)]["status"] != "optimal")]
+    if args.limit is not None:
+        todo = todo[:args.limit]
+    print(f"{len(todo)} instances to solve ({len(done)} rows already in {args.out})",
+          file=sys.stderr)
+    jobs = [(d, args.engine, args.time_limit, args.search_limit) for d in todo]
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "a", encoding="utf-8") as fh:
+        if args.workers <= 1:
+            results = map(solve_one, jobs)
+            pool = None
+        else:
+            pool = Pool(args.workers)
+            results = pool.imap_unordered(solve_one, jobs)
+        try:
+            for row in results:
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+                print(f"P={row['P']} m={row['m']} v={row['v']} K={row['K']} f={row['f']} "
+                      f"b={row['b']} -> {row['opt']} {row['status']} {row['seconds']}s "
+                      f"{row['engine']}", file=sys.stderr, flush=True)
+        finally:
+            if pool is not None:
+                pool.terminate()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
