@@ -1,0 +1,316 @@
+"""Lower bounds on the makespan of single-wave (``v = 1``) schedules (docs/theory.md).
+
+Every bound is given twice: as a sympy expression in the symbols of :mod:`bounds.symbols`
+(``*_expr`` functions, the statement of the theorem) and as an exact Fraction evaluation for one
+instance (``*_value`` functions, the same formula in Fraction arithmetic; the tests check that
+both agree). :func:`terms` is the hook :mod:`bounds.evaluate` calls for ``v = 1``.
+
+Notation (docs/theory.md, section 1): GPU ``p`` holds stage ``p``; ``d = P - p`` stages lie from
+``p`` to the last one; ``B = f + b`` is one microbatch's work on one stage; the *window* of GPU
+``p`` is ``[p f, T - p b]`` (fused): its first op is a forward that cannot start before the
+forward chain reaches it, its last op is a backward that the chain still carries down to
+stage 0. Valid for every instance with ``v = 1`` (any ``c >= 0``: a delay only postpones ops).
+
+Theorems (numbering of docs/theory.md):
+
+* **T1 fill-drain** (fused): ``T >= (m + P - 1)(f + b)``; exact when ``K >= min(m, P)``
+  (1F1B reaches it) and when ``m = 1``.
+* **T2 memory-time** (fused, any ``K``): with ``r`` recomputed pairs on GPU ``p``,
+  ``T - p(f+b) >= max(m B + r f, ((m - r) d + r) B / K)``, minimised over integer ``r``.
+* **T3 single-slot** (fused, ``K = 1``): ``T >= max_p [p B + min_x W_p(x)]`` with ``x`` pairs kept
+  on GPU ``p``, ``G = (d-1) B``, ``c = floor(G/f)``, ``r0 = G - c f``, ``N = m - x`` and
+  ``W_p(x) = m B + N f + x G - f min(N, x c) - r0 min(x, max(0, N - x c))``.
+  Exact (= OPT) on every instance checked (proofs_checks, docs/theory.md).
+* **S1 split drain**: ``T >= p f + m b + m f + max(0, p b_I - (min(K, m) - 1) b_W)`` for every
+  ``p``; **S2 split first input-gradient**: ``T >= P f + (P - 1) b_I + m b``;
+  **S3 split memory-time** (any ``K``): the analogue of T2 with round trip ``d(f + b_I) + b_W``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import floor
+from typing import Optional
+
+import sympy as sp
+
+from schedules.instance import Instance
+
+from .symbols import K, P, b, b_I, b_W, f, m
+
+p = sp.Symbol("p", integer=True, nonnegative=True)
+"""Index of the GPU a per-GPU bound is stated for (``0 <= p <= P-1``); maximise over it."""
+
+x = sp.Symbol("x", integer=True, nonnegative=True)
+"""Number of activations a GPU keeps (does not recompute)."""
+
+Term = tuple[str, Fraction, bool]
+
+
+# --------------------------------------------------------------------------- T1 fill-drain
+def fill_drain_expr() -> sp.Expr:
+    """T1: ``(m + P - 1)(f + b)`` (fused backward, any ``K``).
+
+    Proof: GPU ``P-1`` starts no earlier than ``(P-1) f``, runs ``m (f + b)`` of work, and its
+    last op is a backward followed by the chain of ``P - 1`` backwards down to stage 0.
+    """
+    return (m + P - 1) * (f + b)
+
+
+def fill_drain_value(inst: Instance) -> Fraction:
+    """T1 evaluated exactly.
+
+    >>> fill_drain_value(Instance(P=4, m=8, f=1, b=2))
+    Fraction(33, 1)
+    """
+    return (inst.m + inst.P - 1) * (inst.f + inst.b)
+
+
+# --------------------------------------------------------------------------- T2 memory-time
+def memory_time_gpu_expr() -> sp.Expr:
+    """T2 for GPU ``p`` (fused, any ``K``): ``p B + min_r max(m B + r f, ((m-r) d + r) B / K)``.
+
+    The minimum over integer ``r`` in ``[0, m]`` of the max of an increasing and a decreasing
+    linear function is reached at ``floor`` or ``ceiling`` of their crossing ``r*``
+    (clamped to ``[0, m]``)::
+
+        r* = m B (d - K) / (K f + (d - 1) B)
+
+    Proof: in the window of length ``T - p B`` GPU ``p`` runs its work ``m B + r f`` and holds
+    ``K`` slots; a kept activation is live for its whole round trip ``d B``, a recomputed one
+    from ``R`` to ``B``, at least ``B``.
+    """
+    Bx = f + b
+    d = P - p
+    rstar = m * Bx * (d - K) / (K * f + (d - 1) * Bx)
+    lo = sp.Max(0, sp.Min(m, sp.floor(rstar)))
+    hi = sp.Max(0, sp.Min(m, sp.ceiling(rstar)))
+
+    def val(r):
+        return sp.Max(m * Bx + r * f, ((m - r) * d + r) * Bx / K)
+
+    return p * Bx + sp.Min(val(lo), val(hi))
+
+
+def _memory_time_min(m_: int, d: int, K_: int, f_: Fraction, work_B: Fraction,
+                     hold_kept: Fraction, hold_remat: Fraction) -> Fraction:
+    """``min_r max(m work_B + r f, ((m - r) hold_kept + r hold_remat) / K)`` over integer r."""
+    denom = K_ * f_ + hold_kept - hold_remat
+    num = m_ * (hold_kept - K_ * work_B)
+    if num <= 0:
+        cands = [0]
+    else:
+        rs = num / denom
+        cands = sorted({max(0, min(m_, floor(rs))), max(0, min(m_, -floor(-rs)))})
+
+    def val(r):
+        return max(m_ * work_B + r * f_, ((m_ - r) * hold_kept + r * hold_remat) / K_)
+
+    return min(val(r) for r in cands)
+
+
+def memory_time_gpu_value(inst: Instance, gpu: int) -> Fraction:
+    """T2 for one GPU, exactly (fused)."""
+    Bx = inst.f + inst.b
+    d = inst.P - gpu
+    return gpu * Bx + _memory_time_min(inst.m, d, inst.K, inst.f, Bx, d * Bx, Bx)
+
+
+def memory_time_value(inst: Instance) -> Fraction:
+    """T2: the maximum over GPUs (fused, finite ``K``).
+
+    >>> memory_time_value(Instance(P=4, m=8, K=1, f=1, b=2))
+    Fraction(44, 1)
+    """
+    return max(memory_time_gpu_value(inst, q) for q in range(inst.P))
+
+
+# --------------------------------------------------------------------------- T3 single slot
+def single_slot_W_expr(xv=x) -> sp.Expr:
+    """``W_p(x)`` of T3: the least window length of GPU ``p`` when it keeps ``x`` activations.
+
+    ``N = m - x`` forwards are recomputed later; each kept activation's hold has a gap of
+    ``G = (d-1)(f+b)`` (forward chain up and backward chain down) that the GPU can fill only
+    with forwards that store nothing; ``c = floor(G/f)`` of them fit without lengthening the
+    hold, one more lengthens it by ``f - r0`` only.
+    """
+    Bx = f + b
+    d = P - p
+    G = (d - 1) * Bx
+    c = sp.floor(G / f)
+    r0 = G - c * f
+    N = m - xv
+    return (m * Bx + N * f + xv * G - f * sp.Min(N, xv * c)
+            - r0 * sp.Min(xv, sp.Max(0, N - xv * c)))
+
+
+def single_slot_gpu_expr() -> sp.Expr:
+    """T3 for GPU ``p``: ``p (f + b) + min_x W_p(x)``.
+
+    ``W_p`` is piecewise linear in ``x`` (slope ``-f`` up to ``m/(c+2)``, then ``G - (f - r0)(c+1)``
+    up to ``m/(c+1)``, then ``G >= 0``), so its minimum over integers is at the floor or ceiling
+    of one of the two breakpoints.
+    """
+    Bx = f + b
+    d = P - p
+    c = sp.floor((d - 1) * Bx / f)
+    cands = [sp.floor(m / (c + 2)), sp.ceiling(m / (c + 2)), sp.floor(m / (c + 1)),
+             sp.ceiling(m / (c + 1))]
+    return p * Bx + sp.Min(*[single_slot_W_expr(cx) for cx in cands])
+
+
+def _single_slot_W(m_: int, d: int, f_: Fraction, b_: Fraction, x_: int) -> Fraction:
+    Bx = f_ + b_
+    G = (d - 1) * Bx
+    c = floor(G / f_)
+    r0 = G - c * f_
+    N = m_ - x_
+    return m_ * Bx + N * f_ + x_ * G - f_ * min(N, x_ * c) - r0 * min(x_, max(0, N - x_ * c))
+
+
+def single_slot_choice(inst: Instance, gpu: int) -> tuple[int, Fraction]:
+    """``(x, W)``: the number of activations GPU ``gpu`` keeps in T3's minimum, and ``W``."""
+    d = inst.P - gpu
+    G = (d - 1) * (inst.f + inst.b)
+    c = floor(G / inst.f)
+    m_ = inst.m
+    cands = sorted({m_ // (c + 2), -(-m_ // (c + 2)), m_ // (c + 1), -(-m_ // (c + 1))})
+    best = min((_single_slot_W(m_, d, inst.f, inst.b, xx), xx) for xx in cands)
+    return best[1], best[0]
+
+
+def single_slot_gpu_value(inst: Instance, gpu: int) -> Fraction:
+    """T3 for one GPU, exactly."""
+    return gpu * (inst.f + inst.b) + single_slot_choice(inst, gpu)[1]
+
+
+def single_slot_value(inst: Instance) -> Fraction:
+    """T3: ``max_p [p (f+b) + min_x W_p(x)]`` (fused, ``K = 1``).
+
+    >>> single_slot_value(Instance(P=3, m=4, K=1, f=3, b=2))
+    Fraction(34, 1)
+    """
+    return max(single_slot_gpu_value(inst, q) for q in range(inst.P))
+
+
+# --------------------------------------------------------------------------- split backward
+def split_drain_gpu_expr() -> sp.Expr:
+    """S1 for GPU ``p``: ``p f + m (f + b_I + b_W) + max(0, p b_I - (min(K, m) - 1) b_W)``.
+
+    Proof: GPU ``p`` starts at ``p f`` or later. After its last ``I(j, p)`` only ``W`` ops can
+    follow on it, each releasing an activation live when that ``I`` ended, so at most
+    ``min(K, m)`` of them; and ``I(j, p)`` is followed by the chain ``I(j, p-1) ... I(j, 0),
+    W(j, 0)`` of length ``p b_I + b_W``. (``K = oo`` reads ``min(K, m) = m``.)
+    """
+    return (p * f + m * (f + b_I + b_W)
+            + sp.Max(0, p * b_I - (sp.Min(K, m) - 1) * b_W))
+
+
+def split_drain_value(inst: Instance) -> Fraction:
+    """S1, maximum over GPUs (reached at ``p = P - 1``).
+
+    >>> split_drain_value(Instance(P=4, m=8, K=4, f=1, b_I=1, b_W=1))
+    Fraction(27, 1)
+    """
+    keep = inst.m if inst.K is None else min(inst.K, inst.m)
+    work = inst.m * (inst.f + inst.b)
+    return max(q * inst.f + work + max(Fraction(0), q * inst.b_I - (keep - 1) * inst.b_W)
+               for q in range(inst.P))
+
+
+def split_first_input_expr() -> sp.Expr:
+    """S2: ``P f + (P - 1) b_I + m (b_I + b_W)``.
+
+    Proof: GPU 0's first input-gradient op waits for one whole forward chain and ``P - 1``
+    input-gradient ops; after it starts GPU 0 still runs all ``m`` of its ``I`` and ``W`` ops.
+    """
+    return P * f + (P - 1) * b_I + m * (b_I + b_W)
+
+
+def split_first_input_value(inst: Instance) -> Fraction:
+    return inst.P * inst.f + (inst.P - 1) * inst.b_I + inst.m * inst.b
+
+
+def split_memory_time_gpu_expr() -> sp.Expr:
+    """S3 for GPU ``p`` (split, any ``K``): ``p f + min_r max(m B + r f, ((m-r) H + r B)/K)``
+    with ``H = d (f + b_I) + b_W`` the least live time of a kept activation (``F`` to ``W``)
+    and ``B = f + b_I + b_W`` that of a recomputed one (``R`` to ``W``). The window is
+    ``[p f, T]`` (a ``W`` needs no drain)."""
+    Bx = f + b_I + b_W
+    d = P - p
+    H = d * (f + b_I) + b_W
+    rstar = m * (H - K * Bx) / (K * f + H - Bx)
+    lo = sp.Max(0, sp.Min(m, sp.floor(rstar)))
+    hi = sp.Max(0, sp.Min(m, sp.ceiling(rstar)))
+
+    def val(r):
+        return sp.Max(m * Bx + r * f, ((m - r) * H + r * Bx) / K)
+
+    return p * f + sp.Min(val(lo), val(hi))
+
+
+def split_memory_time_value(inst: Instance) -> Fraction:
+    Bx = inst.f + inst.b
+    out = Fraction(0)
+    for q in range(inst.P):
+        d = inst.P - q
+        H = d * (inst.f + inst.b_I) + inst.b_W
+        out = max(out, q * inst.f + _memory_time_min(inst.m, d, inst.K, inst.f, Bx, H, Bx))
+    return out
+
+
+# --------------------------------------------------------------------------- exactness
+def nonbinding_memory(inst: Instance) -> bool:
+    """``K >= min(m, P)`` (or unconstrained): T1 is the optimum (1F1B reaches it)."""
+    return inst.K is None or inst.K >= min(inst.m, inst.P)
+
+
+SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3)}
+"""The range over which T3 = OPT was confirmed by exact search (docs/theory.md, section 4)."""
+
+
+def single_slot_checked(inst: Instance) -> bool:
+    """True when ``inst`` lies in the range where T3 = OPT was confirmed by exact search
+    (any instance with the same ``P``, ``m`` and duration *ratio* ``f : b`` as a checked one:
+    scaling all durations scales every makespan)."""
+    if inst.split or inst.K != 1 or inst.c:
+        return False
+    if inst.P > SINGLE_SLOT_CHECKED["P"] or inst.m > SINGLE_SLOT_CHECKED["m"]:
+        return False
+    ratio = inst.f / inst.b
+    grid = SINGLE_SLOT_CHECKED["durations"]
+    return any(Fraction(a, bb) == ratio for a in grid for bb in grid)
+
+
+# --------------------------------------------------------------------------- the hook
+def terms(inst: Instance) -> list[Term]:
+    """The single-wave terms for ``inst`` (``v = 1``): ``(name, exact value, exact?)``.
+
+    ``exact`` is True only where the term is proven equal to the optimum: T1 when memory does
+    not bind (Theorem 1 + 1F1B) and T3 on the exhaustively checked range (Theorem 3); for
+    ``m = 1`` the chain term (basic) is exact, which :func:`bounds.evaluate.lower_bound` marks.
+    """
+    if inst.v != 1:
+        raise ValueError("bounds.single_wave.terms needs v = 1")
+    out: list[Term] = []
+    if not inst.split:
+        out.append(("fill_drain", fill_drain_value(inst), nonbinding_memory(inst)))
+        if inst.K is not None and inst.K < inst.P:
+            out.append(("memory_time", memory_time_value(inst), False))
+        if inst.K == 1:
+            out.append(("single_slot", single_slot_value(inst), single_slot_checked(inst)))
+    else:
+        out.append(("split_drain", split_drain_value(inst), False))
+        out.append(("split_first_input", split_first_input_value(inst), False))
+        if inst.K is not None and inst.K < inst.m:
+            out.append(("split_memory_time", split_memory_time_value(inst), False))
+    return out
+
+
+__all__ = [
+    "fill_drain_expr", "fill_drain_value", "memory_time_gpu_expr", "memory_time_gpu_value",
+    "memory_time_value", "single_slot_W_expr", "single_slot_gpu_expr", "single_slot_choice",
+    "single_slot_gpu_value", "single_slot_value", "split_drain_gpu_expr", "split_drain_value",
+    "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
+    "split_memory_time_value", "nonbinding_memory", "single_slot_checked", "terms", "p", "x",
+]

@@ -1,0 +1,257 @@
+"""Constructive schedules that reach the single-wave (``v = 1``) lower bounds (docs/theory.md).
+
+* :func:`one_f_one_b` -- 1F1B (fused backward): makespan ``(m + P - 1)(f + b)`` with GPU ``p``
+  holding ``min(P - p, m)`` activations. It reaches Theorem 1, so it is optimal whenever
+  ``K >= min(m, P)`` (Theorem 1, exact case).
+* :func:`single_slot_schedule` -- ``K = 1`` (fused): a polynomial-time search over a family of
+  list schedules (which activations each GPU keeps, the order the backward passes run in) that
+  returns a schedule only when its makespan *equals* Theorem 3's bound, hence proven optimal;
+  None when the family misses the bound (docs/theory.md, section 4, gives the coverage).
+* :func:`optimal_schedule` -- the dispatcher hook: one of the above when it is proven optimal,
+  else None.
+
+>>> from schedules import Instance, simulate
+>>> s = optimal_schedule(Instance(P=3, m=4, K=1, f=3, b=2))
+>>> simulate(s).makespan, max(simulate(s).peak_memory)
+(Fraction(34, 1), 1)
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Optional, Sequence
+
+from ..instance import Instance
+from ..ops import Op
+from ..schedule import Schedule
+from ..simulate import simulate
+
+
+# --------------------------------------------------------------------------- 1F1B
+def one_f_one_b(inst: Instance) -> Schedule:
+    """1F1B for ``v = 1``, fused backward: GPU ``p`` runs ``w = min(P - p - 1, m)`` warm-up
+    forwards, then alternates forward/backward, then drains its backwards.
+
+    Its ASAP makespan is ``(m + P - 1)(f + b)`` and GPU ``p`` peaks at ``min(P - p, m)`` live
+    activations (checked exhaustively by proofs_checks).
+    """
+    if inst.v != 1 or inst.split:
+        raise ValueError("one_f_one_b builds v = 1 fused-backward schedules")
+    P, m = inst.P, inst.m
+    orders = []
+    for p in range(P):
+        w = min(P - p - 1, m)
+        seq = [Op(p, "F", j) for j in range(w)]
+        for k in range(m - w):
+            seq.append(Op(p, "F", w + k))
+            seq.append(Op(p, "B", k))
+        seq += [Op(p, "B", j) for j in range(m - w, m)]
+        orders.append(tuple(seq))
+    return Schedule(inst, tuple(orders), source="1F1B (constructions.single_wave)")
+
+
+# --------------------------------------------------------------------------- K = 1 family
+def list_schedule(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequence[int],
+                  backward_first: bool = True) -> Optional[Schedule]:
+    """A ``K = 1`` list schedule of the family :func:`single_slot_schedule` searches.
+
+    ``kept[p][j]``: GPU ``p < P-1`` stores ``F(j, p)`` (else it recomputes ``(j, p)`` just before
+    its backward). ``sigma``: the order of the backward passes on every GPU; the last GPU runs
+    ``F(j), B(j)`` back to back in that order (it never recomputes). GPUs ``p < P-1`` run their
+    forwards in microbatch order. Ops start as early as the rules allow (non-delay list
+    scheduling; ties go to the backward side when ``backward_first``). Returns None on deadlock.
+    """
+    built = _list_orders(inst, kept, sigma, backward_first)
+    return None if built is None else built[0]
+
+
+
+def _list_orders(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequence[int],
+                 backward_first: bool = True) -> Optional[tuple[Schedule, Fraction]]:
+    """The list schedule of :func:`list_schedule` and its ASAP makespan (its start times are
+    the ASAP times of the orders it emits)."""
+    P, m = inst.P, inst.m
+    u = inst.unit
+    f, b = int(inst.f * u), int(inst.b * u)
+    INF = None
+    fend = [[INF] * m for _ in range(P)]
+    bend = [[INF] * m for _ in range(P)]
+    rend = [[INF] * m for _ in range(P)]
+    free = [0] * P
+    live = [0] * P
+    fseq: list[list[tuple[str, int]]] = []
+    bseq: list[list[tuple[str, int]]] = []
+    for p in range(P):
+        if p == P - 1:
+            fseq.append([])
+            bseq.append([(k, j) for j in sigma for k in ("F", "B")])
+        else:
+            fseq.append([("F", j) for j in range(m)])
+            bs = []
+            for j in sigma:
+                if not kept[p][j]:
+                    bs.append(("R", j))
+                bs.append(("B", j))
+            bseq.append(bs)
+    fi = [0] * P
+    bi = [0] * P
+    orders: list[list[Op]] = [[] for _ in range(P)]
+    total = sum(len(fseq[p]) + len(bseq[p]) for p in range(P))
+    for _ in range(total):
+        best = None
+        for p in range(P):
+            if bi[p] < len(bseq[p]):
+                kind, j = bseq[p][bi[p]]
+                cand = None
+                if kind == "F":  # last GPU, stored
+                    ready = 0 if p == 0 else fend[p - 1][j]
+                    if ready is not None and live[p] < 1:
+                        cand = max(free[p], ready)
+                elif kind == "R":
+                    if fend[p][j] is not None and live[p] < 1:
+                        cand = max(free[p], fend[p][j])
+                else:
+                    nxt = bend[p + 1][j] if p < P - 1 else fend[p][j]
+                    stored = p == P - 1 or kept[p][j] or rend[p][j] is not None
+                    if nxt is not None and fend[p][j] is not None and stored:
+                        cand = max(free[p], nxt)
+                if cand is not None:
+                    key = (cand, 0, p)
+                    if best is None or key < best[0]:
+                        best = (key, p, kind, j, "b")
+            if fi[p] < len(fseq[p]):
+                _, j = fseq[p][fi[p]]
+                ready = 0 if p == 0 else fend[p - 1][j]
+                if ready is not None and (not kept[p][j] or live[p] < 1):
+                    key = (max(free[p], ready), 1 if backward_first else 0, p)
+                    if best is None or key < best[0]:
+                        best = (key, p, "F", j, "f")
+        if best is None:
+            return None
+        (start, _, _), p, kind, j, side = best
+        end = start + (f if kind in "FR" else b)
+        free[p] = end
+        if kind == "F":
+            fend[p][j] = end
+            if p == P - 1 or kept[p][j]:
+                live[p] += 1
+        elif kind == "R":
+            rend[p][j] = end
+            live[p] += 1
+        else:
+            bend[p][j] = end
+            live[p] -= 1
+        if side == "f":
+            fi[p] += 1
+        else:
+            bi[p] += 1
+        orders[p].append(Op(p, kind, j))
+    sched = Schedule(inst, tuple(tuple(o) for o in orders),
+                     source="K=1 list schedule (constructions.single_wave)")
+    return sched, Fraction(max(free), u)
+
+
+def _makespan(sched: Optional[Schedule]) -> Optional[Fraction]:
+    if sched is None:
+        return None
+    res = simulate(sched)
+    return res.makespan if res.valid else None
+
+
+def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Optional[Schedule]:
+    """A ``K = 1`` schedule whose makespan equals Theorem 3's bound, or None.
+
+    Structured starts first: the backward order rotates the first ``e`` microbatches to the
+    end (they are "parked": recomputed on every GPU and finished last) and GPUs ``p < P-1``
+    keep every ``g``-th microbatch after them (``e, g`` over ``0..m-1`` and ``1..m``); then a
+    deterministic hill climb (seeded by the instance) over the kept sets and the backward order,
+    ``budget`` moves (default ``10 P m``). Time ``O(m^2 + budget)`` list schedules of
+    ``O(P^2 m)`` each: polynomial. Only a schedule that reaches the bound is returned.
+    """
+    from bounds.single_wave import single_slot_value
+
+    if inst.v != 1 or inst.split or inst.K != 1:
+        return None
+    target = single_slot_value(inst)
+    P, m = inst.P, inst.m
+    if P == 1:
+        sched = one_f_one_b(inst)
+        return sched if _makespan(sched) == target else None
+    best: tuple[Fraction, tuple] | None = None
+
+    def verified(sched):
+        return sched if _makespan(sched) == target else None
+
+    def consider(kept, sigma, bf):
+        nonlocal best
+        built = _list_orders(inst, kept, sigma, bf)
+        if built is None:
+            return None
+        sched, T = built
+        if best is None or T < best[0]:
+            best = (T, ([row[:] for row in kept], list(sigma), bf), sched)
+        return T
+
+    for e in range(m):
+        sigma = list(range(e, m)) + list(range(e))
+        for g in range(1, m + 1):
+            kept = [[j >= e and (j - e) % g == 0 for j in range(m)] for _ in range(P - 1)]
+            kept.append([True] * m)
+            for bf in (True, False):
+                if consider(kept, sigma, bf) == target:
+                    return verified(best[2])
+    if best is None:
+        return None
+    rng = random.Random(hash((P, m, inst.f, inst.b)) & 0xFFFFFFFF)
+    cur_T, (kept, sigma, bf), _ = best
+    for _ in range(budget if budget is not None else 10 * P * m):
+        k2 = [row[:] for row in kept]
+        s2 = list(sigma)
+        r = rng.random()
+        if r < 0.45:
+            k2[rng.randrange(P - 1)][rng.randrange(m)] ^= True
+        elif r < 0.9:
+            item = s2.pop(rng.randrange(m))
+            s2.insert(rng.randrange(m), item)
+        else:
+            j, val = rng.randrange(m), rng.random() < 0.5
+            for q in range(P - 1):
+                k2[q][j] = val
+        built = _list_orders(inst, k2, s2, bf)
+        if built is not None and built[1] <= cur_T:
+            sched, T = built
+            cur_T, kept, sigma = T, k2, s2
+            if T < best[0]:
+                best = (T, (kept, sigma, bf), sched)
+            if T == target:
+                return verified(sched)
+    return None
+
+
+# --------------------------------------------------------------------------- dispatcher hook
+def optimal_schedule(inst: Instance) -> Optional[Schedule]:
+    """A schedule proven optimal for ``inst`` (``v = 1``), or None.
+
+    * fused backward, ``K >= min(m, P)`` or unconstrained: 1F1B (Theorem 1 is then exact);
+    * fused backward, ``K = 1``: :func:`single_slot_schedule` (reaches Theorem 3, or None);
+    * anything else (split backward, ``1 < K < min(m, P)``, ``c > 0``): None, except ``m = 1``
+      where the single microbatch's chain is optimal for every ``K >= 1``.
+    """
+    if inst.v != 1 or inst.c:
+        return None
+    if inst.m == 1:
+        kinds = ("I", "W") if inst.split else ("B",)
+        orders = tuple((Op(p, "F", 0),) + tuple(Op(p, k, 0) for k in kinds)
+                       for p in range(inst.P))
+        return Schedule(inst, orders, source="single microbatch chain")
+    if inst.split:
+        return None
+    if inst.K is None or inst.K >= min(inst.m, inst.P):
+        return one_f_one_b(inst)
+    if inst.K == 1:
+        return single_slot_schedule(inst)
+    return None
+
+
+__all__ = ["one_f_one_b", "list_schedule", "single_slot_schedule", "optimal_schedule"]
