@@ -26,10 +26,18 @@ class LowerBound:
 
 def basic_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
     """Terms valid for every instance: the busiest GPU's work ``v m (f+b)`` and one
-    microbatch's chain ``S f + S b`` (split: ``S f + S b_I + b_W``)."""
+    microbatch's chain ``S f + S b`` (split: ``S f + S b_I + b_W``).
+
+    The chain is exact for a single microbatch on a single wave (``m = 1, v = 1``: the chain
+    itself is a schedule, holding one activation per GPU; docs/theory.md, Theorem 0).
+
+    >>> [(n, int(x), e) for n, x, e in basic_terms(Instance(P=4, m=1, K=1))]
+    [('work', 3, False), ('critical_path', 12, True)]
+    """
     work = inst.v * inst.m * (inst.f + inst.b)
     chain = inst.S * inst.f + (inst.S * inst.b_I + inst.b_W if inst.split else inst.S * inst.b)
-    return [("work", Fraction(work), False), ("critical_path", Fraction(chain), False)]
+    chain_exact = inst.m == 1 and inst.v == 1 and not inst.c
+    return [("work", Fraction(work), False), ("critical_path", Fraction(chain), chain_exact)]
 
 
 def _module_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
@@ -44,7 +52,12 @@ def _module_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
 
 
 def lower_bound(inst: Instance) -> LowerBound:
-    """The best proven lower bound on the makespan of every feasible schedule of ``inst``."""
+    """The best proven lower bound on the makespan of every feasible schedule of ``inst``.
+
+    >>> lb = lower_bound(Instance(P=3, m=4, K=1, f=3, b=2))
+    >>> lb.value, lb.exact, dict(lb.terms)["single_slot"]
+    (Fraction(34, 1), True, Fraction(34, 1))
+    """
     terms = basic_terms(inst) + _module_terms(inst)
     value = max(t[1] for t in terms)
     exact = any(ex and val == value for _, val, ex in terms)

@@ -119,8 +119,8 @@ def memory_time_gpu_value(inst: Instance, gpu: int) -> Fraction:
 def memory_time_value(inst: Instance) -> Fraction:
     """T2: the maximum over GPUs (fused, finite ``K``).
 
-    >>> memory_time_value(Instance(P=4, m=8, K=1, f=1, b=2))
-    Fraction(44, 1)
+    >>> memory_time_value(Instance(P=4, m=8, K=2, f=1, b=2))
+    Fraction(33, 1)
     """
     return max(memory_time_gpu_value(inst, q) for q in range(inst.P))
 
