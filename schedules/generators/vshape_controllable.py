@@ -1,19 +1,22 @@
-"""V-Half and V-Min (Qi, Wan, Amar, Lin, *Pipeline Parallelism with Controllable Memory*,
+"""V-Min and V-Half (Qi, Wan, Amar, Lin, *Pipeline Parallelism with Controllable Memory*,
 NeurIPS 2024).
 
-Placement: ``v = 2``, ``vshape``. Backward: split ``I``/``W``. The paper builds them by repeating
-a V-shape building block whose lifespan fixes the peak memory: about 1/2 (V-Half) and 1/3
-(V-Min) of 1F1B's. Its table states the activation memory in *microbatches* (one microbatch =
-one GPU's share of the model = 2 stage activations here): V-Half ``(P+2)//2``, V-Min
-``(P+4)//3``, against 1F1B's ``P``.
+Placement: ``v = 2``, ``vshape``. Backward: split ``I``/``W``. Both repeat a V-shape building
+block (:func:`schedules.generators.building_block.block_schedule`); the block's lifespans fix
+the memory. The paper's table states activation memory in *microbatches* (one microbatch = one
+GPU's share of the model = 2 stage activations here) against 1F1B's ``P``: V-Min ``(P+4)//3``,
+V-Half ``(P+2)//2``; and bubble rates about ``2/3`` and ``1/2`` of 1F1B's, with
+``f = b_I = b_W``.
 
-Here both come from the greedy list scheduler (:mod:`schedules.generators.list_scheduler`)
-with priority ``I`` > ``F`` > ``W`` (oldest microbatch first, later stage first) and that memory
-as a hard cap in stage activations: ``2((P+2)//2)`` for V-Half, ``2((P+4)//3)`` for V-Min (at
-least 2). So the peak memory figure holds by construction (tested); the bubble is whatever the
-greedy rule achieves, which is close to the paper's for V-Half (about 1/2 of 1F1B's bubble at
-``f = b_I = b_W``, ``m = 3P``) but well above it for V-Min (the paper's block keeps deliberate
-gaps that a non-delaying greedy rule does not): see docs/schedules.md for the numbers.
+* **V-Min**: the tightest block (every op as early as its predecessor and the period allow).
+* **V-Half**: the same with an idle gap of one forward time ``f`` before each forward of the
+  second (up) wave, which spreads the block so that fewer ops wait on each other.
+
+Measured (tests/test_generators.py, ``f = b_I = b_W``, ``m = 3P``, ``P = 2..8``): peak memory
+exactly ``2((P+4)//3)`` (V-Min) and ``2((P+2)//2)`` (V-Half) stage activations, the paper's
+figures; global bubble ``T - 2m(f+b)`` between 0.5 and 0.7 (V-Min) and 0.5 and 0.57 (V-Half)
+of 1F1B's on the same model (1F1B with one stage of ``2f, 2b`` per GPU).
+For other durations the block still gives valid schedules but the figures are not claimed.
 
 >>> from schedules import Instance, simulate
 >>> inst = Instance(P=4, m=12, v=2, placement="vshape", b_I=1, b_W=1)
@@ -25,19 +28,18 @@ from __future__ import annotations
 
 from ..instance import Instance
 from ..schedule import Schedule
+from .building_block import block_schedule
 from .common import require
-from .list_scheduler import list_schedule
-from .zero_bubble import zb_key
-
-
-def v_half_memory(P: int) -> int:
-    """V-Half's peak in stage activations: ``2 ((P+2)//2)``."""
-    return 2 * ((P + 2) // 2)
 
 
 def v_min_memory(P: int) -> int:
-    """V-Min's peak in stage activations: ``2 ((P+4)//3)``."""
+    """V-Min's peak in stage activations, ``2 ((P+4)//3)`` (the paper's ``(P+4)//3`` microbatches)."""
     return 2 * ((P + 4) // 3)
+
+
+def v_half_memory(P: int) -> int:
+    """V-Half's peak in stage activations, ``2 ((P+2)//2)`` (the paper's ``(P+2)//2`` microbatches)."""
+    return 2 * ((P + 2) // 2)
 
 
 def _check(inst: Instance, name: str) -> None:
@@ -47,15 +49,15 @@ def _check(inst: Instance, name: str) -> None:
     require(inst.split, name, "needs split backward durations (--b-input and --b-weight)")
 
 
-def v_half(inst: Instance) -> Schedule:
-    """V-Half of ``inst`` (``v = 2``, vshape, split): peak ``2((P+2)//2)`` stage activations."""
-    _check(inst, "v-half")
-    return list_schedule(inst, cap=[v_half_memory(inst.P)] * inst.P, split=True, key=zb_key,
-                         source="v-half")
-
-
 def v_min(inst: Instance) -> Schedule:
-    """V-Min of ``inst`` (``v = 2``, vshape, split): peak ``2((P+4)//3)`` stage activations."""
+    """V-Min of ``inst`` (``v = 2``, vshape, split): the tightest V-shape block, repeated."""
     _check(inst, "v-min")
-    return list_schedule(inst, cap=[v_min_memory(inst.P)] * inst.P, split=True, key=zb_key,
-                         source="v-min")
+    return block_schedule(inst, source="v-min")
+
+
+def v_half(inst: Instance) -> Schedule:
+    """V-Half of ``inst`` (``v = 2``, vshape, split): a gap of ``f`` before each up-wave forward."""
+    _check(inst, "v-half")
+    gap = int(inst.f * inst.unit)
+    P = inst.P
+    return block_schedule(inst, forward_gap=lambda s: gap if s >= P else 0, source="v-half")
