@@ -2,8 +2,9 @@
 
 :func:`plot_gantt` draws one row per GPU: each op is a bar from its ASAP start to its end,
 coloured by kind (``F``, ``B``, ``I``, ``W``, ``R``, explained in the legend), labelled with its
-microbatch; idle time is the white background between bars. The title gives the makespan and
-the peak memory. With ``memory=True`` a second panel shows each GPU's live activations over time
+microbatch; idle time is the white background between bars (with several stages per GPU,
+``v > 1``, its later stages' ops are a lighter shade). The title gives the makespan and the
+peak memory. With ``memory=True`` a second panel shows each GPU's live activations over time
 (:meth:`schedules.simulate.SimulationResult.memory_profile`), with ``K`` as a dashed line.
 
 >>> from schedules import Instance
@@ -81,7 +82,11 @@ def plot_gantt(schedule: Schedule, ax=None, memory: bool = True, title: Optional
     ax.grid(axis="x", color="#dddddd", linewidth=0.5)
     ax.set_axisbelow(True)
     order = [k for k in "FBIWR" if k in kinds_used]
-    ax.legend(handles=[Patch(color=COLORS[k], label=NAMES[k]) for k in order],
+    handles = [Patch(color=COLORS[k], label=NAMES[k]) for k in order]
+    if inst.v > 1:
+        handles.append(Patch(facecolor="#999999", alpha=0.55, edgecolor="black", linewidth=0.4,
+                             label="lighter: later stage\nof the same GPU"))
+    ax.legend(handles=handles,
               loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8, frameon=False)
     K = "inf" if inst.K is None else inst.K
     label = title or (schedule.source or "schedule")
