@@ -53,22 +53,23 @@ def one_f_one_b(inst: Instance) -> Schedule:
 
 # --------------------------------------------------------------------------- K = 1 family
 def list_schedule(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequence[int],
-                  backward_first: bool = True) -> Optional[Schedule]:
+                  priority: str = "BRF") -> Optional[Schedule]:
     """A ``K = 1`` list schedule of the family :func:`single_slot_schedule` searches.
 
     ``kept[p][j]``: GPU ``p < P-1`` stores ``F(j, p)`` (else it recomputes ``(j, p)`` just before
     its backward). ``sigma``: the order of the backward passes on every GPU; the last GPU runs
     ``F(j), B(j)`` back to back in that order (it never recomputes). GPUs ``p < P-1`` run their
     forwards in microbatch order. Ops start as early as the rules allow (non-delay list
-    scheduling; ties go to the backward side when ``backward_first``). Returns None on deadlock.
+    scheduling; ties between a GPU's candidates go by ``priority``, the op kinds ``B R F``
+    from first to last). Returns None on deadlock.
     """
-    built = _list_orders(inst, kept, sigma, backward_first)
+    built = _list_orders(inst, kept, sigma, priority)
     return None if built is None else built[0]
 
 
 
 def _list_orders(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequence[int],
-                 backward_first: bool = True) -> Optional[tuple[Schedule, Fraction]]:
+                 priority: str = "BRF") -> Optional[tuple[Schedule, Fraction]]:
     """The list schedule of :func:`list_schedule` and its ASAP makespan (its start times are
     the ASAP times of the orders it emits)."""
     P, m = inst.P, inst.m
@@ -117,14 +118,14 @@ def _list_orders(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequence
                     if nxt is not None and fend[p][j] is not None and stored:
                         cand = max(free[p], nxt)
                 if cand is not None:
-                    key = (cand, 0, p)
+                    key = (cand, priority.index(kind), p)
                     if best is None or key < best[0]:
                         best = (key, p, kind, j, "b")
             if fi[p] < len(fseq[p]):
                 _, j = fseq[p][fi[p]]
                 ready = 0 if p == 0 else fend[p - 1][j]
                 if ready is not None and (not kept[p][j] or live[p] < 1):
-                    key = (max(free[p], ready), 1 if backward_first else 0, p)
+                    key = (max(free[p], ready), priority.index("F"), p)
                     if best is None or key < best[0]:
                         best = (key, p, "F", j, "f")
         if best is None:
@@ -159,15 +160,47 @@ def _makespan(sched: Optional[Schedule]) -> Optional[Fraction]:
     return res.makespan if res.valid else None
 
 
+def _groups(inst: Instance, gpu: int) -> tuple[int, int]:
+    """``(x, q + 1)``: how many activations GPU ``gpu`` keeps in Theorem 3's minimum, and the
+    group size that covers one kept activation's gap (``q = ceil((d-1)(f+b)/f)`` free forwards)."""
+    from bounds.single_wave import single_slot_choice
+
+    d = inst.P - gpu
+    G = (d - 1) * (inst.f + inst.b)
+    q = -((-G) // inst.f)
+    return single_slot_choice(inst, gpu)[0], int(q) + 1
+
+
+def _structured_starts(inst: Instance):
+    """Candidate (kept, sigma, priority) triples read off Theorem 3's minimisers: GPU ``p``
+    keeps ``x_p`` (or one more or one fewer) microbatches ``e, e + g_p, e + 2 g_p, ...`` with
+    ``g_p = q_p + 1``; microbatches before ``e`` are parked; the backward order sorts by the
+    first GPU that keeps a microbatch (then by index, either way), or is the identity, or the
+    rotation by ``e``."""
+    P, m = inst.P, inst.m
+    shape = [_groups(inst, q) for q in range(P - 1)]
+    for e in range(m):
+        for extra in (0, 1, -1):
+            kept = [[j >= e and (j - e) % g == 0 and (j - e) // g < max(0, x_ + extra)
+                     for j in range(m)] for x_, g in shape]
+            kept.append([True] * m)
+            first = [min(q for q in range(P) if kept[q][j]) for j in range(m)]
+            sigmas = (sorted(range(m), key=lambda j: (first[j], j)),
+                      sorted(range(m), key=lambda j: (first[j], -j)),
+                      list(range(m)), list(range(e, m)) + list(range(e)))
+            for sigma in sigmas:
+                for prio in ("BRF", "BFR", "FBR"):
+                    yield kept, sigma, prio
+
+
 def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Optional[Schedule]:
     """A ``K = 1`` schedule whose makespan equals Theorem 3's bound, or None.
 
-    Structured starts first: the backward order rotates the first ``e`` microbatches to the
-    end (they are "parked": recomputed on every GPU and finished last) and GPUs ``p < P-1``
-    keep every ``g``-th microbatch after them (``e, g`` over ``0..m-1`` and ``1..m``); then a
-    deterministic hill climb (seeded by the instance) over the kept sets and the backward order,
-    ``budget`` moves (default ``10 P m``). Time ``O(m^2 + budget)`` list schedules of
-    ``O(P^2 m)`` each: polynomial. Only a schedule that reaches the bound is returned.
+    Structured starts first (:func:`_structured_starts`, ``36 m`` of them, read off the
+    minimisers of Theorem 3), then a deterministic hill climb (seeded by the instance) over the
+    kept sets, the backward order and the tie-break priority, ``budget`` moves (default
+    ``10 P m``). Time ``O(m + budget)`` list schedules of ``O(P^2 m)`` each: polynomial. Only a
+    schedule whose simulated makespan equals the bound is returned.
     """
     from bounds.single_wave import single_slot_value
 
@@ -193,14 +226,9 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Option
             best = (T, ([row[:] for row in kept], list(sigma), bf), sched)
         return T
 
-    for e in range(m):
-        sigma = list(range(e, m)) + list(range(e))
-        for g in range(1, m + 1):
-            kept = [[j >= e and (j - e) % g == 0 for j in range(m)] for _ in range(P - 1)]
-            kept.append([True] * m)
-            for bf in (True, False):
-                if consider(kept, sigma, bf) == target:
-                    return verified(best[2])
+    for kept, sigma, prio in _structured_starts(inst):
+        if consider(kept, sigma, prio) == target:
+            return verified(best[2])
     if best is None:
         return None
     rng = random.Random(hash((P, m, inst.f, inst.b)) & 0xFFFFFFFF)
@@ -208,8 +236,11 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Option
     for _ in range(budget if budget is not None else 10 * P * m):
         k2 = [row[:] for row in kept]
         s2 = list(sigma)
+        b2 = bf
         r = rng.random()
-        if r < 0.45:
+        if r < 0.05:
+            b2 = rng.choice(("BRF", "BFR", "FBR"))
+        elif r < 0.45:
             k2[rng.randrange(P - 1)][rng.randrange(m)] ^= True
         elif r < 0.9:
             item = s2.pop(rng.randrange(m))
@@ -218,10 +249,10 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Option
             j, val = rng.randrange(m), rng.random() < 0.5
             for q in range(P - 1):
                 k2[q][j] = val
-        built = _list_orders(inst, k2, s2, bf)
+        built = _list_orders(inst, k2, s2, b2)
         if built is not None and built[1] <= cur_T:
             sched, T = built
-            cur_T, kept, sigma = T, k2, s2
+            cur_T, kept, sigma, bf = T, k2, s2, b2
             if T < best[0]:
                 best = (T, (kept, sigma, bf), sched)
             if T == target:
