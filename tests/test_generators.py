@@ -266,10 +266,14 @@ def test_dualpipev_memory_and_makespan():
             assert global_bubble(res) == P - 1
 
 
-def test_hanayo_memory_cap():
+def test_hanayo_memory():
+    """v = 2 (V-shape 1F1B): peak min(2P, 2m) like ZB-V; v >= 3: at most the cap 2vP."""
     for P, m, v in itertools.product(range(1, 7), (1, 4, 9), (2, 3)):
         res = simulate(generate("hanayo", Instance(P=P, m=m, v=v, placement="vshape")))
-        assert max(res.peak_memory) <= v * P
+        if v == 2:
+            assert max(res.peak_memory) == min(2 * P, 2 * m)
+        else:
+            assert max(res.peak_memory) <= 2 * v * P
 
 
 # ----------------------------------------------------------------------- shared mechanisms

@@ -38,6 +38,12 @@ def zbv(inst: Instance) -> Schedule:
             f"needs v=2 stages per GPU in the vshape placement, got v={inst.v}, "
             f"placement={inst.placement}")
     require(inst.split, "zbv", "needs split backward durations (--b-input and --b-weight)")
+    return Schedule(inst, zbv_orders(inst), "zbv")
+
+
+def zbv_orders(inst: Instance, fused: bool = False) -> tuple[tuple[Op, ...], ...]:
+    """ZB-V's per-GPU orders (``v = 2``, vshape); ``fused``: each ``I`` becomes ``B`` and the
+    ``W`` are dropped (a V-shape 1F1B, used by :mod:`schedules.generators.hanayo`)."""
     P, m = inst.P, inst.m
     n = max(m, 2 * P - 1)
     orders = []
@@ -77,5 +83,8 @@ def zbv(inst: Instance) -> Schedule:
             put(u, "W")
         while cnt[d, "W"] < cnt[d, "I"]:
             put(d, "W")
+        if fused:
+            order = [op if op.kind == "F" else Op(op.stage, "B", op.microbatch)
+                     for op in order if op.kind != "W"]
         orders.append(tuple(op for op in order if op.microbatch < m))
-    return Schedule(inst, tuple(orders), "zbv")
+    return tuple(orders)
