@@ -339,3 +339,18 @@ def test_cli_generate_bad_input_exits_2(args):
     assert out.returncode == 2
     assert out.stderr.startswith("error:") and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_explicit_stage_to_rank():
+    """A permuted single-wave placement and an explicit list equal to the V placement work."""
+    perm = Instance(P=4, m=6, stage_to_rank=[2, 0, 3, 1], b_I=1, b_W=1)
+    for name in ("gpipe", "1f1b", "zb-h1", "zb-h2", "looped-bfs"):
+        res = simulate(generate(name, perm))
+        assert res.valid, (name, res.errors[:2])
+    assert simulate(generate("1f1b", perm)).makespan == (6 + 4 - 1) * 3
+    vee = Instance(P=3, m=6, stage_to_rank=[0, 1, 2, 2, 1, 0], b_I=1, b_W=1)
+    assert vee.placement == "explicit"
+    for name in ("zbv", "v-min", "v-half", "dualpipev", "hanayo"):
+        assert simulate(generate(name, vee)).valid
+    with pytest.raises(GeneratorError, match="looped"):
+        generate("interleaved", vee)

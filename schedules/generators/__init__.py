@@ -26,7 +26,7 @@ from typing import Callable, Optional
 
 from ..instance import Instance
 from ..schedule import Schedule
-from .common import GeneratorError
+from .common import GeneratorError, has_placement
 from .dualpipev import dualpipev
 from .gpipe import gpipe
 from .hanayo import hanayo
@@ -57,7 +57,7 @@ class Requires:
             out.append(f"needs v >= {self.v_min} (got v={inst.v})")
         elif self.v_max is not None and inst.v > self.v_max:
             out.append(f"needs v <= {self.v_max} (got v={inst.v})")
-        if self.placement and inst.v > 1 and inst.placement != self.placement:
+        if self.placement and not has_placement(inst, self.placement):
             out.append(f"needs the {self.placement} placement (got {inst.placement})")
         if self.split and not inst.split:
             out.append("needs split backward durations (--b-input and --b-weight)")

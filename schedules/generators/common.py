@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..instance import Instance
+from ..instance import Instance, placement_stage_to_rank
 from ..ops import Op
 
 
@@ -47,6 +47,12 @@ def backward_ops(inst: Instance, stage: int, microbatch: int, form: str = "fused
     if form == "split":
         return (Op(stage, "I", microbatch), Op(stage, "W", microbatch))
     return (Op(stage, "B", microbatch),)
+
+
+def has_placement(inst: Instance, placement: str) -> bool:
+    """True when ``inst``'s stages sit where the named placement puts them (an explicit
+    ``stage_to_rank`` equal to it counts)."""
+    return inst.stage_to_rank == placement_stage_to_rank(inst.P, inst.v, placement)
 
 
 def require(condition: bool, name: str, message: str) -> None:

@@ -29,12 +29,12 @@ from __future__ import annotations
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
-from .common import require
+from .common import has_placement, require
 
 
 def dualpipev(inst: Instance) -> Schedule:
     """The DualPipeV schedule of ``inst`` (``v = 2``, vshape, split, ``m >= 2P``)."""
-    require(inst.v == 2 and inst.placement == "vshape", "dualpipev",
+    require(inst.v == 2 and has_placement(inst, "vshape"), "dualpipev",
             f"needs v=2 stages per GPU in the vshape placement, got v={inst.v}, "
             f"placement={inst.placement}")
     require(inst.split, "dualpipev", "needs split backward durations (--b-input and --b-weight)")

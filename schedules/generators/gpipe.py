@@ -26,6 +26,7 @@ def gpipe(inst: Instance) -> Schedule:
     """The GPipe schedule of ``inst`` (``v = 1``); see the module docstring."""
     require(inst.v == 1, "gpipe", f"needs one stage per GPU (v=1), got v={inst.v}; "
                                   "use looped-bfs for several waves")
-    orders = [[Op(p, "F", j) for j in range(inst.m)] + [Op(p, "B", j) for j in range(inst.m)]
-              for p in range(inst.P)]
+    stage = [inst.stages_of(p)[0] for p in range(inst.P)]  # p, unless stage_to_rank permutes
+    orders = [[Op(stage[p], "F", j) for j in range(inst.m)]
+              + [Op(stage[p], "B", j) for j in range(inst.m)] for p in range(inst.P)]
     return Schedule(inst, tuple(map(tuple, orders)), "gpipe")

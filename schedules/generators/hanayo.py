@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from ..instance import Instance
 from ..schedule import Schedule
-from .common import require
+from .common import has_placement, require
 from .list_scheduler import default_key, list_schedule
 from .zbv import zbv_orders
 
 
 def hanayo(inst: Instance) -> Schedule:
     """The Hanayo-style wave schedule of ``inst`` (``v >= 2``, vshape); see the module docstring."""
-    require(inst.v >= 2 and inst.placement == "vshape", "hanayo",
+    require(inst.v >= 2 and has_placement(inst, "vshape"), "hanayo",
             f"needs v >= 2 waves in the vshape placement, got v={inst.v}, "
             f"placement={inst.placement}")
     if inst.v == 2:

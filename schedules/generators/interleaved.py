@@ -29,7 +29,7 @@ from __future__ import annotations
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
-from .common import one_f_one_b, require
+from .common import has_placement, one_f_one_b, require
 
 
 def rounds_of(P: int, m: int) -> list[range]:
@@ -58,7 +58,7 @@ def interleaved(inst: Instance) -> Schedule:
     """The interleaved 1F1B schedule of ``inst`` (``v >= 2``, looped); see the module docstring."""
     require(inst.v >= 2, "interleaved", f"needs v >= 2 stages per GPU, got v={inst.v}; "
                                         "use 1f1b for one stage per GPU")
-    require(inst.placement == "looped", "interleaved",
+    require(has_placement(inst, "looped"), "interleaved",
             f"needs the looped placement, got {inst.placement}")
     P, m, v = inst.P, inst.m, inst.v
     rounds = rounds_of(P, m)

@@ -32,7 +32,8 @@ def one_f_one_b(inst: Instance) -> Schedule:
     P, m = inst.P, inst.m
     orders = []
     for p in range(P):
-        fwd = [Op(p, "F", j) for j in range(m)]
-        bwd = [Op(p, "B", j) for j in range(m)]
-        orders.append(tuple(skeleton(fwd, bwd, warmup=P - 1 - p)))
+        s = inst.stages_of(p)[0]  # p, unless an explicit stage_to_rank permutes the stages
+        fwd = [Op(s, "F", j) for j in range(m)]
+        bwd = [Op(s, "B", j) for j in range(m)]
+        orders.append(tuple(skeleton(fwd, bwd, warmup=P - 1 - s)))
     return Schedule(inst, tuple(orders), "1f1b")

@@ -29,7 +29,7 @@ from __future__ import annotations
 from ..instance import Instance
 from ..schedule import Schedule
 from .building_block import block_schedule
-from .common import require
+from .common import has_placement, require
 
 
 def v_min_memory(P: int) -> int:
@@ -43,7 +43,7 @@ def v_half_memory(P: int) -> int:
 
 
 def _check(inst: Instance, name: str) -> None:
-    require(inst.v == 2 and inst.placement == "vshape", name,
+    require(inst.v == 2 and has_placement(inst, "vshape"), name,
             f"needs v=2 stages per GPU in the vshape placement, got v={inst.v}, "
             f"placement={inst.placement}")
     require(inst.split, name, "needs split backward durations (--b-input and --b-weight)")

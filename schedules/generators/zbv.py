@@ -29,12 +29,12 @@ from __future__ import annotations
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
-from .common import require
+from .common import has_placement, require
 
 
 def zbv(inst: Instance) -> Schedule:
     """The ZB-V schedule of ``inst`` (``v = 2``, vshape, split); see the module docstring."""
-    require(inst.v == 2 and inst.placement == "vshape", "zbv",
+    require(inst.v == 2 and has_placement(inst, "vshape"), "zbv",
             f"needs v=2 stages per GPU in the vshape placement, got v={inst.v}, "
             f"placement={inst.placement}")
     require(inst.split, "zbv", "needs split backward durations (--b-input and --b-weight)")

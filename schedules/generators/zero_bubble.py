@@ -60,17 +60,18 @@ def zb_h1(inst: Instance) -> Schedule:
     P, m = inst.P, inst.m
     orders = []
     for p in range(P):
-        w = min(P - 1 - p, m)
-        order = [Op(p, "F", j) for j in range(w)]
+        s = inst.stages_of(p)[0]  # p, unless an explicit stage_to_rank permutes the stages
+        w = min(P - 1 - s, m)
+        order = [Op(s, "F", j) for j in range(w)]
         next_w = 0
         for k in range(m):
             if w + k < m:
-                order.append(Op(p, "F", w + k))
-            order.append(Op(p, "I", k))
-            if k >= p:
-                order.append(Op(p, "W", next_w))
+                order.append(Op(s, "F", w + k))
+            order.append(Op(s, "I", k))
+            if k >= s:
+                order.append(Op(s, "W", next_w))
                 next_w += 1
-        order += [Op(p, "W", j) for j in range(next_w, m)]
+        order += [Op(s, "W", j) for j in range(next_w, m)]
         orders.append(tuple(order))
     return Schedule(inst, tuple(orders), "zb-h1")
 
