@@ -160,34 +160,66 @@ def _makespan(sched: Optional[Schedule]) -> Optional[Fraction]:
     return res.makespan if res.valid else None
 
 
-def _groups(inst: Instance, gpu: int) -> tuple[int, int]:
-    """``(x, q + 1)``: how many activations GPU ``gpu`` keeps in Theorem 3's minimum, and the
-    group size that covers one kept activation's gap (``q = ceil((d-1)(f+b)/f)`` free forwards)."""
+def _allocation(inst: Instance, gpu: int) -> tuple[list[int], int]:
+    """Theorem 3's minimiser for GPU ``gpu`` as groups: ``(sizes, parked)``. Each group is one
+    kept microbatch followed by the free forwards its hold absorbs (``c`` each, ``c + 1`` for the
+    first ``min(x, N - x c)`` of them); ``parked`` forwards are left over (outside every hold)."""
     from bounds.single_wave import single_slot_choice
 
     d = inst.P - gpu
     G = (d - 1) * (inst.f + inst.b)
-    q = -((-G) // inst.f)
-    return single_slot_choice(inst, gpu)[0], int(q) + 1
+    c = int(G // inst.f)
+    x_ = single_slot_choice(inst, gpu)[0]
+    if x_ == 0:
+        return [], inst.m
+    N = inst.m - x_
+    big = min(x_, max(0, N - x_ * c))
+    sizes = [c + 2] * big + [c + 1] * (x_ - big)
+    return sizes, max(0, N - x_ * (c + 1))
+
+
+def _group_size(inst: Instance, gpu: int) -> int:
+    """``q + 1`` with ``q = ceil((d-1)(f+b)/f)``: a kept microbatch and the free forwards that
+    cover its hold's gap."""
+    G = (inst.P - gpu - 1) * (inst.f + inst.b)
+    return int(-((-G) // inst.f)) + 1
+
+
+def _kept_from(sizes: list[int], start: int, m: int) -> list[bool]:
+    kept = [False] * m
+    j = start
+    for size in sizes:
+        if j >= m:
+            break
+        kept[j] = True
+        j += size
+    return kept
 
 
 def _structured_starts(inst: Instance):
-    """Candidate (kept, sigma, priority) triples read off Theorem 3's minimisers: GPU ``p``
-    keeps ``x_p`` (or one more or one fewer) microbatches ``e, e + g_p, e + 2 g_p, ...`` with
-    ``g_p = q_p + 1``; microbatches before ``e`` are parked; the backward order sorts by the
-    first GPU that keeps a microbatch (then by index, either way), or is the identity, or the
-    rotation by ``e``."""
+    """Candidate (kept, sigma, priority) triples read off Theorem 3's minimisers
+    (:func:`_allocation`): GPU ``p`` keeps the first microbatch of each of its groups, the
+    groups laid from ``e`` on (``e`` common to all GPUs, or each GPU's own parked count), sizes
+    in either order; the backward order sorts by the first GPU that keeps a microbatch (then by
+    index, either way), or is the identity, or the rotation by ``e``."""
     P, m = inst.P, inst.m
-    shape = [_groups(inst, q) for q in range(P - 1)]
+    alloc = [_allocation(inst, q) for q in range(P - 1)]
+    layouts = [[(sizes, e) for sizes, _ in alloc] for e in range(m)]
+    layouts.append([(sizes, parked) for sizes, parked in alloc])
+    # uniform groups of q_p + 1 (q_p = ceil((d-1)(f+b)/f)), x_p of them, or one more or fewer
     for e in range(m):
         for extra in (0, 1, -1):
-            kept = [[j >= e and (j - e) % g == 0 and (j - e) // g < max(0, x_ + extra)
-                     for j in range(m)] for x_, g in shape]
+            layouts.append([([_group_size(inst, q)] * max(0, len(sizes) + extra), e)
+                            for q, (sizes, _) in enumerate(alloc)])
+    for layout in layouts:
+        for rev in (False, True):
+            kept = [_kept_from(sizes[::-1] if rev else sizes, e, m) for sizes, e in layout]
             kept.append([True] * m)
             first = [min(q for q in range(P) if kept[q][j]) for j in range(m)]
+            e0 = layout[0][1] if layout else 0
             sigmas = (sorted(range(m), key=lambda j: (first[j], j)),
                       sorted(range(m), key=lambda j: (first[j], -j)),
-                      list(range(m)), list(range(e, m)) + list(range(e)))
+                      list(range(m)), list(range(e0, m)) + list(range(e0)))
             for sigma in sigmas:
                 for prio in ("BRF", "BFR", "FBR"):
                     yield kept, sigma, prio
@@ -196,7 +228,7 @@ def _structured_starts(inst: Instance):
 def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Optional[Schedule]:
     """A ``K = 1`` schedule whose makespan equals Theorem 3's bound, or None.
 
-    Structured starts first (:func:`_structured_starts`, ``36 m`` of them, read off the
+    Structured starts first (:func:`_structured_starts`, ``96 m + 24`` of them, read off the
     minimisers of Theorem 3), then a deterministic hill climb (seeded by the instance) over the
     kept sets, the backward order and the tie-break priority, ``budget`` moves (default
     ``10 P m``). Time ``O(m + budget)`` list schedules of ``O(P^2 m)`` each: polynomial. Only a
