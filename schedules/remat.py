@@ -29,12 +29,13 @@ Existing ``R`` ops are dropped first (the schedule is refitted from its plain fo
 The order of the other ops is unchanged except for moved ``W`` ops, so the makespan grows by at
 most the recomputes on the critical path; :func:`fit_memory` is a heuristic, not an optimum.
 
-**Polish** (``polish=True``, the default). A recompute placed right before its backward often
-sits on the critical path while the GPU idled just before (waiting for the gradient). Each ``R``
-in turn is tried up to ``window`` positions earlier in its GPU's order (never before its ``F``,
-never where the peak would exceed ``K``) and moved to the position with the smallest simulated
-makespan, if strictly smaller. Moving an ``R`` earlier on its own GPU adds no cross-GPU
-precedence, so it cannot deadlock either.
+**Polish** (``polish=True``, the default). A recompute placed right before its backward may
+delay it while the GPU idled a little earlier. Each such ``R`` (its backward starts exactly when
+it ends, and the GPU idles within the ``window`` ops before it) is tried up to ``window``
+positions earlier in its GPU's order (never before its ``F``, never where the peak would exceed
+``K``) and moved to the best position by (makespan, sum of op end times), if strictly better
+than the current schedule. Moving an ``R`` earlier on its own GPU adds no cross-GPU precedence,
+so it cannot deadlock either. At most ``budget`` trial simulations are run.
 
 >>> from schedules import Instance, simulate
 >>> from schedules.generators import generate
@@ -138,19 +139,41 @@ def _peak(seq: Sequence[Op]) -> int:
     return peak
 
 
-def _polish(schedule: Schedule, K: int, window: int, budget: int) -> Schedule:
+def _score(schedule: Schedule):
+    """(makespan, sum of all op end times): lower is better; None if invalid."""
     from .simulate import simulate
 
+    res = simulate(schedule)
+    if res.makespan is None:
+        return None, res
+    return (res.makespan, int(res.end_units.sum())), res
+
+
+def _polish(schedule: Schedule, K: int, window: int, budget: int) -> Schedule:
     orders = [list(seq) for seq in schedule.orders]
-    best = simulate(schedule).makespan
+    inst = schedule.instance
+    best, res = _score(schedule)
     sims = 0
     for p in range(len(orders)):
         recs = [op for op in orders[p] if op.kind == "R"]
         for rop in recs:
+            if sims >= budget:
+                break
             seq = orders[p]
             i = seq.index(rop)
+            lo = int(res.offsets[p])
+            starts = res.start_units[lo:lo + len(seq)]
+            ends = res.end_units[lo:lo + len(seq)]
+            # the backward right after R waits for R (not only for its gradient input)?
+            if i + 1 >= len(seq) or starts[i + 1] != ends[i]:
+                continue
+            # idle time on this GPU within the window before R: somewhere to move it to
+            first = max(0, i - window)
+            idle = any(starts[k] > (ends[k - 1] if k > 0 else 0) for k in range(first, i + 1))
+            if not idle:
+                continue
             f_pos = seq.index(Op(rop.stage, "F", rop.microbatch))
-            best_seq = None
+            best_seq, best_res = None, None
             for k in range(i - 1, max(f_pos, i - window - 1), -1):
                 if sims >= budget:
                     break
@@ -159,16 +182,17 @@ def _polish(schedule: Schedule, K: int, window: int, budget: int) -> Schedule:
                     break
                 trial = orders[:p] + [cand] + orders[p + 1:]
                 sims += 1
-                t = simulate(Schedule(schedule.instance, tuple(map(tuple, trial)))).makespan
-                if t is not None and t < best:
-                    best, best_seq = t, cand
+                score, r = _score(Schedule(inst, tuple(map(tuple, trial))))
+                if score is not None and score < best:
+                    best, best_seq, best_res = score, cand, r
             if best_seq is not None:
                 orders[p] = best_seq
-    return Schedule(schedule.instance, tuple(map(tuple, orders)), schedule.source)
+                res = best_res
+    return Schedule(inst, tuple(map(tuple, orders)), schedule.source)
 
 
 def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
-               budget: int = 4000) -> Schedule:
+               budget: int = 800) -> Schedule:
     """``schedule`` with ``R`` ops inserted (and some ``W`` moved earlier) so that every GPU holds
     at most ``K`` activations; the result carries ``K`` in its instance. See the module docstring.
 
