@@ -61,19 +61,25 @@ def plot_gantt(schedule: Schedule, ax=None, memory: bool = True, title: Optional
         fig, axm = ax.figure, None
     u = inst.unit
     kinds_used = []
+    # points per time unit along the x axis, to size (or drop) the microbatch labels
+    pts_per_unit = fig.get_figwidth() * 72 * 0.85 / max(T, 1e-9)
     for p in range(P):
+        local = inst.stages_of(p)
         for op, s, e in zip(schedule.orders[p], res.start[p], res.end[p]):
             x0, w = s / u, (e - s) / u
-            # later waves in a lighter shade so that stages of one GPU can be told apart
-            wave = inst.stages_of(p).index(op.stage) if inst.v > 1 else 0
+            # later stages of the GPU in a lighter shade so that they can be told apart
+            wave = local.index(op.stage) if inst.v > 1 else 0
             alpha = 1.0 if wave == 0 else max(0.45, 1.0 - 0.3 * wave)
             ax.barh(p, w, left=x0, height=0.8, color=COLORS[op.kind], alpha=alpha,
                     edgecolor="black", linewidth=0.4)
             if op.kind not in kinds_used:
                 kinds_used.append(op.kind)
-            fs = 7 if w * 72 / max(T, 1) * 8 > 6 else 5
-            ax.text(x0 + w / 2, p, str(op.microbatch), ha="center", va="center",
-                    fontsize=fs, color="white")
+            label = str(op.microbatch)
+            width_pts = w * pts_per_unit
+            size = min(7.0, width_pts / (0.65 * len(label) + 0.6))
+            if size >= 3.5:
+                ax.text(x0 + w / 2, p, label, ha="center", va="center", fontsize=size,
+                        color="white")
     ax.set_yticks(range(P))
     ax.set_yticklabels([f"GPU {p}" for p in range(P)])
     ax.set_ylim(P - 0.5, -0.5)
