@@ -1,0 +1,351 @@
+"""Lower bounds on the makespan of multi-wave (``v >= 2``) schedules (docs/theory_multiwave.md).
+
+Notation: ``S = vP`` stages; a GPU's *op types* are the pairs (stage it holds, kind) with kind
+``F, B`` (fused) or ``F, I, W`` (split); every op type has ``m`` ops, one per microbatch. The
+*head* of an op is the length of the longest chain of predecessors (no op can start earlier),
+its *tail* the longest chain of successors (after it ends, that much work still has to run):
+
+=========  ============================  ===========================================
+op          head                          tail
+=========  ============================  ===========================================
+F(j,s)      ``s f``                       ``(S-1-s) f + S b`` (split: ``S b_I + b_W``)
+B(j,s)      ``S f + (S-1-s) b``           ``s b``
+I(j,s)      ``S f + (S-1-s) b_I``         ``s b_I + b_W``
+W(j,s)      ``S f + (S-s) b_I``           ``0``
+=========  ============================  ===========================================
+
+Theorems (numbering of docs/theory_multiwave.md; all valid for every ``K``, with or without
+recomputation, every ``c >= 0`` and every placement unless stated):
+
+* **MW1 GPU subset** (Jackson-type): for a GPU ``p`` and a set ``A`` of its op types,
+  ``T >= min_A head + m * sum_A duration + min_A tail``. :func:`gpu_subset_value` maximises over
+  all ``A`` and all GPUs.
+* **MW2 fill-drain** (fused): ``T >= (v m + P - 1)(f + b)`` (``A`` = all op types of GPU ``P-1``,
+  whose lowest stage is ``P-1`` in both named placements).
+* **MW3 last stage** (fused): ``T >= (m + v P - 1)(f + b)`` (``A`` = both op types of stage ``S-1``).
+* **MW4 adjacent pair** (fused, vshape, ``v >= 2``): ``T >= v P (f + b) + 2 (m - 1) max(f, b)``
+  (``A`` = the forwards, or the backwards, of the adjacent stages ``P-1, P`` that vshape puts on
+  GPU ``P-1``).
+* **MW5 looped optimum** (fused, looped, any ``v``): ``OPT = max(MW2, MW3)
+  = (P - 1 + (v-1) max(m, P) + m)(f + b)`` when ``K = None`` or ``K >= v m``; the breadth-first
+  schedule of :mod:`schedules.constructions.multi_wave` reaches it.
+* **MW6 vshape optimum** (fused, vshape, ``v = 2``): ``OPT = max(MW2, MW4)`` when memory does not
+  bind; proven by the construction of :mod:`schedules.constructions.multi_wave` (see there for
+  the range where exactness is claimed).
+* **MW7 memory slots** (finite ``K``, recomputation allowed): see :func:`memory_slots_value`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Iterable, Optional
+
+import sympy as sp
+
+from schedules.instance import Instance
+
+from .symbols import K, P, b, b_I, b_W, f, m, v
+
+Term = tuple[str, Fraction, bool]
+
+x = sp.Symbol("x", integer=True, nonnegative=True)
+"""Number of activations recomputed on one GPU (MW7)."""
+
+
+# --------------------------------------------------------------------------- closed forms
+def fill_drain_expr() -> sp.Expr:
+    """MW2 (fused, looped or vshape, any ``K``): ``(v m + P - 1)(f + b)``.
+
+    Proof: GPU ``P-1`` holds stage ``P-1`` as its lowest stage. Its first op is a forward of a
+    stage ``>= P-1`` (head ``>= (P-1) f``), it runs ``v m (f + b)`` of work, and its last op is a
+    backward of a stage ``>= P-1`` (tail ``>= (P-1) b``).
+    """
+    return (v * m + P - 1) * (f + b)
+
+
+def last_stage_expr() -> sp.Expr:
+    """MW3 (fused, any placement, any ``K``): ``(m + v P - 1)(f + b)``.
+
+    Proof: the ``2m`` ops of stage ``S-1`` run on one GPU; none starts before ``(S-1) f``, after
+    the last of them (a backward) the chain of ``S-1`` backwards remains.
+    """
+    return (m + v * P - 1) * (f + b)
+
+
+def vshape_pair_expr() -> sp.Expr:
+    """MW4 (fused, vshape, ``v >= 2``, any ``K``): ``v P (f + b) + 2 (m - 1) max(f, b)``.
+
+    Proof: vshape puts stages ``P-1`` and ``P`` on GPU ``P-1``. Its ``2m`` forwards of these
+    stages start no earlier than ``(P-1) f`` and after the last one (stage ``<= P``) at least
+    ``(S-1-P) f + S b`` remains: ``T >= (P-1) f + 2 m f + (S-1-P) f + S b``. Symmetrically its
+    ``2m`` backwards of these stages start no earlier than ``S f + (S-1-P) b`` and end with a
+    chain of ``>= (P-1) b``.
+    """
+    return v * P * (f + b) + 2 * (m - 1) * sp.Max(f, b)
+
+
+def looped_opt_expr() -> sp.Expr:
+    """MW5: the optimum of the fused looped placement when memory does not bind,
+    ``max(MW2, MW3) = (P - 1 + (v-1) max(m, P) + m)(f + b)``.
+
+    >>> looped_opt_expr().subs({P: 4, m: 2, v: 2, f: 1, b: 2})
+    27
+    """
+    return sp.Max(fill_drain_expr(), last_stage_expr())
+
+
+def vshape_opt_expr() -> sp.Expr:
+    """MW6: the optimum of the fused vshape placement, ``v = 2``, memory not binding
+    (``max(MW2, MW4)``; MW3 <= MW4 always).
+
+    >>> vshape_opt_expr().subs({P: 3, m: 3, v: 2, f: 1, b: 2})
+    26
+    """
+    return sp.Max(fill_drain_expr(), vshape_pair_expr())
+
+
+def split_fill_drain_expr() -> sp.Expr:
+    """Split analogue of MW2 (GPU ``P-1``, all its op types; a ``W`` has tail 0):
+    ``(P - 1) f + v m (f + b_I + b_W)``."""
+    return (P - 1) * f + v * m * (f + b_I + b_W)
+
+
+def split_last_stage_expr() -> sp.Expr:
+    """Split analogue of MW3 (``F, I`` of stage ``S-1``):
+    ``(v P - 1)(f + b_I) + m (f + b_I) + b_W``."""
+    return (v * P - 1) * (f + b_I) + m * (f + b_I) + b_W
+
+
+def memory_slots_gpu_expr(lengths: Iterable, head, tail, work) -> sp.Expr:
+    """MW7 for one GPU, given the sorted round-trip lengths ``L_1 <= ... <= L_n`` of its ``n``
+    activations (symbolic or numeric), its min head, min tail and work ``v m (f + b)``:
+
+    ``head + tail + min_x max(work + x f, (L_1 + ... + L_{n-x} + x (f + b)) / K)``.
+
+    Proof: at most ``K`` activations are live at once, so the live intervals split into ``K``
+    chains of disjoint intervals inside ``[head, T - tail]``; a kept activation of stage ``s`` is
+    live from the start of ``F(j,s)`` to the end of its release (``(S - s)(f + b)`` fused), a
+    recomputed one at least ``f + b`` (its ``R`` then its ``B``) and costs ``f`` more work.
+    """
+    Ls = list(lengths)
+    n = len(Ls)
+    opts = []
+    for xx in range(n + 1):
+        opts.append(sp.Max(work + xx * f, (sum(Ls[: n - xx], sp.Integer(0)) + xx * (f + b)) / K))
+    return head + tail + sp.Min(*opts)
+
+
+# --------------------------------------------------------------------------- MW1 subset bound
+def op_types(inst: Instance, p: int) -> list[tuple[str, int, Fraction, Fraction, Fraction]]:
+    """The op types of GPU ``p``: ``(kind, stage, head, tail, duration)`` (table above)."""
+    S, f_, out = inst.S, inst.f, []
+    for s in inst.stages_of(p):
+        if inst.split:
+            bI, bW = inst.b_I, inst.b_W
+            out.append(("F", s, s * f_, (S - 1 - s) * f_ + S * bI + bW, f_))
+            out.append(("I", s, S * f_ + (S - 1 - s) * bI, s * bI + bW, bI))
+            out.append(("W", s, S * f_ + (S - s) * bI, Fraction(0), bW))
+        else:
+            b_ = inst.b
+            out.append(("F", s, s * f_, (S - 1 - s) * f_ + S * b_, f_))
+            out.append(("B", s, S * f_ + (S - 1 - s) * b_, s * b_, b_))
+    return out
+
+
+def gpu_subset_expr(inst: Instance, p: int, subset: Iterable[tuple[str, int]]) -> sp.Expr:
+    """MW1 for one GPU and one set of op types ``(kind, stage)``, as a sympy expression in
+    ``m, f, b`` (or ``b_I, b_W``) with the stages of ``inst`` substituted.
+
+    >>> inst = Instance(P=3, m=3, v=2, placement="vshape", f=1, b=2)
+    >>> e = gpu_subset_expr(inst, 2, [("B", 2), ("B", 3)])
+    >>> sp.simplify(e - (6*f + 2*m*b + 4*b))
+    0
+    """
+    S = inst.S
+    heads, tails, work = [], [], sp.Integer(0)
+    for kind, s in subset:
+        if kind == "F":
+            heads.append(s * f)
+            tails.append((S - 1 - s) * f + (S * b_I + b_W if inst.split else S * b))
+            work += f
+        elif kind == "B":
+            heads.append(S * f + (S - 1 - s) * b)
+            tails.append(s * b)
+            work += b
+        elif kind == "I":
+            heads.append(S * f + (S - 1 - s) * b_I)
+            tails.append(s * b_I + b_W)
+            work += b_I
+        elif kind == "W":
+            heads.append(S * f + (S - s) * b_I)
+            tails.append(sp.Integer(0))
+            work += b_W
+        else:
+            raise ValueError(f"op kind must be F, B, I or W, got {kind!r}")
+    if not heads:
+        raise ValueError("gpu_subset_expr needs a non-empty set of op types")
+    return sp.Min(*heads) + m * work + sp.Min(*tails)
+
+
+def gpu_subset_best(inst: Instance) -> tuple[Fraction, int, tuple[tuple[str, int], ...]]:
+    """MW1 maximised over every GPU and every set of its op types: ``(value, p, subset)``.
+
+    For fixed thresholds ``h`` (min head) and ``q`` (min tail) the best set takes every op type
+    with head ``>= h`` and tail ``>= q``, so trying every pair of thresholds is the maximum over
+    all ``2^(2v)`` (split ``2^(3v)``) sets.
+
+    >>> gpu_subset_best(Instance(P=3, m=3, v=2, placement="vshape", f=1, b=2))[0]
+    Fraction(26, 1)
+    """
+    best: Optional[tuple[Fraction, int, tuple]] = None
+    for p in range(inst.P):
+        types = op_types(inst, p)
+        hs = sorted({t[2] for t in types})
+        qs = sorted({t[3] for t in types})
+        for h in hs:
+            for q in qs:
+                chosen = [t for t in types if t[2] >= h and t[3] >= q]
+                if not chosen:
+                    continue
+                val = (min(t[2] for t in chosen) + inst.m * sum(t[4] for t in chosen)
+                       + min(t[3] for t in chosen))
+                if best is None or val > best[0]:
+                    best = (val, p, tuple((t[0], t[1]) for t in chosen))
+    assert best is not None
+    return best
+
+
+def gpu_subset_value(inst: Instance) -> Fraction:
+    """MW1 evaluated exactly (max over GPUs and sets of op types)."""
+    return gpu_subset_best(inst)[0]
+
+
+# --------------------------------------------------------------------------- MW7 memory
+def memory_slots_value(inst: Instance) -> Optional[Fraction]:
+    """MW7 (finite ``K``): ``max_p`` of :func:`memory_slots_gpu_expr` evaluated exactly; None
+    when ``K`` is None.
+
+    Round trip of a kept activation of stage ``s``: fused ``(S-s)(f+b)``, split
+    ``(S-s)(f+b_I) + b_W``; a recomputed one: ``f + b``. Min head of GPU ``p``: ``f`` times its
+    lowest stage; min tail of its releasing ops: ``b`` times its lowest stage (fused), 0 (split).
+
+    >>> memory_slots_value(Instance(P=2, m=4, v=2, K=1, f=1, b=2))
+    Fraction(31, 1)
+    """
+    if inst.K is None:
+        return None
+    S, f_, b_ = inst.S, inst.f, inst.b
+    best = None
+    for p in range(inst.P):
+        stages = inst.stages_of(p)
+        lo = min(stages)
+        if inst.split:
+            Ls = sorted(((S - s) * (f_ + inst.b_I) + inst.b_W) for s in stages for _ in range(inst.m))
+            tail = Fraction(0)
+        else:
+            Ls = sorted(((S - s) * (f_ + b_)) for s in stages for _ in range(inst.m))
+            tail = lo * b_
+        head = lo * f_
+        work = len(Ls) * (f_ + b_)
+        n = len(Ls)
+        prefix = [Fraction(0)]
+        for L in Ls:
+            prefix.append(prefix[-1] + L)
+        inner = min(max(work + xx * f_, (prefix[n - xx] + xx * (f_ + b_)) / inst.K)
+                    for xx in range(n + 1))
+        val = head + tail + inner
+        if best is None or val > best:
+            best = val
+    return best
+
+
+# --------------------------------------------------------------------------- exactness
+def _named(inst: Instance) -> bool:
+    return inst.placement in ("looped", "vshape") and inst.c == 0
+
+
+def looped_opt_value(inst: Instance) -> Fraction:
+    """MW5 evaluated exactly: ``(P - 1 + (v-1) max(m, P) + m)(f + b)``.
+
+    >>> looped_opt_value(Instance(P=4, m=2, v=2, f=1, b=2))
+    Fraction(27, 1)
+    """
+    return (inst.P - 1 + (inst.v - 1) * max(inst.m, inst.P) + inst.m) * (inst.f + inst.b)
+
+
+def vshape_opt_value(inst: Instance) -> Fraction:
+    """MW6 evaluated exactly: ``max((2m + P - 1)(f+b), 2P(f+b) + 2(m-1) max(f, b))`` (``v = 2``).
+
+    >>> vshape_opt_value(Instance(P=4, m=3, v=2, placement="vshape", f=1, b=2))
+    Fraction(32, 1)
+    """
+    fb = inst.f + inst.b
+    return max((inst.v * inst.m + inst.P - 1) * fb,
+               inst.v * inst.P * fb + 2 * (inst.m - 1) * max(inst.f, inst.b))
+
+
+def exact_case(inst: Instance) -> Optional[str]:
+    """Which proven exact case ``inst`` is in (``"looped"`` for MW5, ``"vshape"`` for MW6), or
+    None. Memory must not bind: ``K`` None or at least the peak of the optimal construction
+    (``v m`` for looped; the certificate's peak for vshape)."""
+    if inst.v < 2 or inst.split or not _named(inst):
+        return None
+    if inst.placement == "looped":
+        return "looped" if inst.K is None or inst.K >= inst.v * inst.m else None
+    if inst.placement == "vshape" and inst.v == 2 and _vshape_certified(inst):
+        return "vshape"
+    return None
+
+
+def _vshape_certified(inst: Instance) -> bool:
+    """A certificate schedule exists (makespan = MW1) and fits in ``K``."""
+    from schedules.constructions.multi_wave import optimal_schedule
+    return optimal_schedule(inst) is not None
+
+
+# --------------------------------------------------------------------------- hook
+def terms(inst: Instance) -> list[Term]:
+    """The multi-wave terms for :func:`bounds.evaluate.lower_bound` (``v >= 2``):
+    ``(name, exact value, exact?)``; ``exact`` only for the proven exact cases MW5/MW6.
+
+    >>> [(n, str(val), ex) for n, val, ex in terms(Instance(P=3, m=2, v=2, f=1, b=2))]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('mw_fill_drain', '18', False), ('mw_last_stage', '21', False),
+     ('mw_gpu_subset', '21', False), ('mw_looped_opt', '21', True)]
+    """
+    out: list[Term] = []
+    case = exact_case(inst)
+    if not inst.split and inst.placement in ("looped", "vshape"):
+        fb = inst.f + inst.b
+        out.append(("mw_fill_drain", (inst.v * inst.m + inst.P - 1) * fb, False))
+    if not inst.split:
+        out.append(("mw_last_stage", (inst.m + inst.S - 1) * (inst.f + inst.b), False))
+    if not inst.split and inst.placement == "vshape":
+        out.append(("mw_vshape_pair", inst.S * (inst.f + inst.b)
+                    + 2 * (inst.m - 1) * max(inst.f, inst.b), False))
+    out.append(("mw_gpu_subset", gpu_subset_value(inst), False))
+    mem = memory_slots_value(inst)
+    if mem is not None:
+        out.append(("mw_memory_slots", mem, False))
+    if case == "looped":
+        out.append(("mw_looped_opt", looped_opt_value(inst), True))
+    elif case == "vshape":
+        out.append(("mw_vshape_opt", gpu_subset_value(inst), True))
+    return out
+
+
+# --------------------------------------------------------------------------- numpy
+def closed_forms_np(P_, m_, v_, f_, b_, vshape):
+    """Vectorised MW2/MW3/MW4 (fused) over numpy arrays (integer or object arrays of Fractions):
+    returns ``max`` of the applicable closed forms, elementwise; ``vshape`` is a boolean array.
+    Agrees with the exact evaluation (tests)."""
+    import numpy as np
+
+    P_, m_, v_, f_, b_ = (np.asarray(a) for a in (P_, m_, v_, f_, b_))
+    vs = np.asarray(vshape, dtype=bool)
+    fb = f_ + b_
+    fd = (v_ * m_ + P_ - 1) * fb
+    ls = (m_ + v_ * P_ - 1) * fb
+    pair = v_ * P_ * fb + 2 * (m_ - 1) * np.maximum(f_, b_)
+    out = np.maximum(fd, ls)
+    return np.where(vs, np.maximum(out, pair), out)

@@ -1,0 +1,236 @@
+"""Optimal schedules for multi-wave (``v >= 2``) pipelines when memory does not bind
+(docs/theory_multiwave.md, MW5 and MW6).
+
+* **looped** (fused, any ``v``, every ``P, m``): :func:`looped_bfs`, the breadth-first order.
+  GPU ``p`` runs the forwards of its stages wave by wave (``q = 0..v-1``), each wave for
+  microbatches ``0..m-1``, then the backwards wave by wave in reverse (``q = v-1..0``), each
+  for ``0..m-1``. With ``M = max(m, P)`` its ASAP timing is ``F(j, qP+p)`` at ``(p + qM + j) f``
+  and ``B(j, qP+p)`` at ``T_F + (P-1-p + (v-1-q) M + j) b`` with ``T_F = (P-1 + (v-1) M + m) f``,
+  so its makespan is ``(P - 1 + (v-1) M + m)(f + b)``, the lower bound MW5 (proof in
+  docs/theory_multiwave.md). Peak memory ``v m`` on every GPU.
+* **vshape** (fused, ``v = 2``): no closed-form construction is proven. :func:`vshape_certified`
+  runs a bounded search (Giffler-Thompson active schedules aimed at the lower bound, at most
+  ``3 x #ops`` nodes, in both time orientations) and returns a schedule only when its makespan
+  *equals* the lower bound of :mod:`bounds.multi_wave`: a per-instance certificate of
+  optimality (lower bound = makespan of a valid schedule), polynomial by the node cap.
+
+:func:`optimal_schedule` is the hook of :mod:`schedules.constructions` for ``v >= 2``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+from typing import Optional
+
+from ..instance import Instance
+from ..ops import Op
+from ..schedule import Schedule
+from ..simulate import simulate
+
+VSHAPE_MAX_OPS = 480
+"""Certification of a vshape instance is attempted only up to this many ops (``2 S m``)."""
+
+
+# --------------------------------------------------------------------------- looped
+def looped_bfs(inst: Instance) -> Schedule:
+    """The breadth-first schedule of a fused looped instance (any ``v``; module docstring).
+
+    >>> from schedules import simulate
+    >>> simulate(looped_bfs(Instance(P=4, m=2, v=2, f=1, b=2))).makespan
+    Fraction(27, 1)
+    """
+    if inst.split:
+        raise ValueError("looped_bfs builds fused schedules; the instance has split backward")
+    P, v, m = inst.P, inst.v, inst.m
+    orders = []
+    for p in range(P):
+        seq = [Op(q * P + p, "F", j) for q in range(v) for j in range(m)]
+        seq += [Op(q * P + p, "B", j) for q in reversed(range(v)) for j in range(m)]
+        orders.append(tuple(seq))
+    return Schedule(inst, tuple(orders), source="multi_wave.looped_bfs")
+
+
+def looped_bfs_makespan(inst: Instance) -> Fraction:
+    """The closed-form makespan of :func:`looped_bfs`, ``(P - 1 + (v-1) max(m, P) + m)(f+b)``."""
+    return (inst.P - 1 + (inst.v - 1) * max(inst.m, inst.P) + inst.m) * (inst.f + inst.b)
+
+
+# --------------------------------------------------------------------------- vshape search
+def _chain(S: int, gpu, fu: int, bu: int):
+    """Per chain index ``i`` (``i < S``: ``F`` of stage ``i``; else ``B`` of stage ``2S-1-i``):
+    GPU, duration, tail (sum of the durations after it)."""
+    cg = [gpu[i] if i < S else gpu[2 * S - 1 - i] for i in range(2 * S)]
+    cd = [fu if i < S else bu for i in range(2 * S)]
+    ct = [sum(cd[i + 1:]) for i in range(2 * S)]
+    return cg, cd, ct
+
+
+def _state_bound_ok(P, S, cg, cd, ct, mbs, free, T) -> bool:
+    """Node bound: every microbatch's remaining chain and, per GPU, the Jackson bound over its
+    remaining ops (heads from the microbatch's ready time, tails from the chain)."""
+    per = [[] for _ in range(P)]
+    for idx, ready in mbs:
+        if idx < 2 * S and ready + ct[idx] + cd[idx] > T:
+            return False
+        h = ready
+        for i in range(idx, 2 * S):
+            per[cg[i]].append((h, cd[i], ct[i]))
+            h += cd[i]
+    for g in range(P):
+        ops = per[g]
+        if not ops:
+            continue
+        ops.sort()
+        tot, mq = 0, None
+        for h, d, q in reversed(ops):
+            tot += d
+            mq = q if mq is None else min(mq, q)
+            if max(free[g], h) + tot + mq > T:
+                return False
+        ops.sort(key=lambda o: o[2])
+        tot, mh = 0, None
+        for h, d, q in reversed(ops):
+            tot += d
+            mh = h if mh is None else min(mh, h)
+            if max(free[g], mh) + tot + q > T:
+                return False
+    return True
+
+
+def _dive_orders(P, S, gpu, m, fu, bu, T, limit):
+    """Depth-first search over active (Giffler-Thompson) schedules for makespan ``<= T``
+    (integer units), at most ``limit`` nodes; branches by earliest start, then the most advanced
+    microbatch. Returns per-GPU op lists, or None (none found within the cap)."""
+    cg, cd, ct = _chain(S, gpu, fu, bu)
+    failed: set = set()
+    count = [0]
+
+    def dfs(mbs, free):
+        key = (mbs, free)
+        if key in failed:
+            return None
+        count[0] += 1
+        if count[0] > limit:
+            raise TimeoutError
+        if all(idx == 2 * S for idx, _ in mbs):
+            return []
+        if not _state_bound_ok(P, S, cg, cd, ct, mbs, free, T):
+            failed.add(key)
+            return None
+        cands, seen = [], set()
+        for k, (idx, ready) in enumerate(mbs):
+            if idx == 2 * S or (idx, ready) in seen:
+                continue
+            seen.add((idx, ready))
+            g = cg[idx]
+            es = max(ready, free[g])
+            cands.append((es, es + cd[idx], g, k, idx))
+        cstar = min(c[1] for c in cands)
+        gstar = min(c[2] for c in cands if c[1] == cstar)
+        branch = sorted((c for c in cands if c[2] == gstar and c[0] < cstar),
+                        key=lambda c: (c[0], -c[4]))
+        for es, ec, g, k, idx in branch:
+            nmbs = tuple(sorted(mbs[:k] + ((idx + 1, ec),) + mbs[k + 1:]))
+            nfree = free[:g] + (ec,) + free[g + 1:]
+            rest = dfs(nmbs, nfree)
+            if rest is not None:
+                return [(g, idx, mbs[k], ec)] + rest
+        failed.add(key)
+        return None
+
+    try:
+        path = dfs(tuple((0, 0) for _ in range(m)), tuple([0] * P))
+    except TimeoutError:
+        return None
+    if path is None:
+        return None
+    states = [(0, 0) for _ in range(m)]
+    orders = [[] for _ in range(P)]
+    for g, idx, st, ec in path:
+        j = states.index(st)
+        s = idx if idx < S else 2 * S - 1 - idx
+        orders[g].append(Op(s, "F" if idx < S else "B", j))
+        states[j] = (idx + 1, ec)
+    return orders
+
+
+def _reverse(orders):
+    """Time reversal: reverse every GPU's order and swap ``F`` and ``B`` (maps a schedule of
+    durations ``(b, f)`` to one of ``(f, b)`` with the same makespan or less)."""
+    return [[Op(op.stage, "B" if op.kind == "F" else "F", op.microbatch) for op in reversed(seq)]
+            for seq in orders]
+
+
+@lru_cache(maxsize=4096)
+def vshape_certified(inst: Instance) -> Optional[Schedule]:
+    """A fused vshape schedule (``v >= 2``, memory unconstrained) whose makespan equals the
+    lower bound of :mod:`bounds.multi_wave`, or None when the bounded search finds none (or the
+    instance has more than :data:`VSHAPE_MAX_OPS` ops). Proven optimal whenever returned.
+
+    >>> s = vshape_certified(Instance(P=3, m=3, v=2, placement="vshape", f=1, b=2))
+    >>> simulate(s).makespan
+    Fraction(26, 1)
+    """
+    from bounds.multi_wave import gpu_subset_value
+
+    if inst.split or inst.c != 0 or inst.placement != "vshape" or inst.v < 2:
+        return None
+    nops = 2 * inst.S * inst.m
+    if nops > VSHAPE_MAX_OPS:
+        return None
+    base = inst.with_(K=None)
+    lb = gpu_subset_value(base)
+    u = inst.unit
+    fu, bu, T = int(inst.f * u), int(inst.b * u), lb * u
+    if T.denominator != 1:
+        return None
+    T = int(T)
+    gpu = inst.stage_to_rank
+    for reverse in (False, True):
+        a, c = (bu, fu) if reverse else (fu, bu)
+        orders = _dive_orders(inst.P, inst.S, gpu, inst.m, a, c, T, 3 * nops)
+        if orders is None:
+            continue
+        if reverse:
+            orders = _reverse(orders)
+        sched = Schedule(inst, tuple(tuple(o) for o in orders),
+                         source="multi_wave.vshape_certified")
+        res = simulate(sched.with_instance(base))
+        if res.valid and res.makespan == lb:
+            return sched
+    return None
+
+
+def vshape_proven(inst: Instance) -> bool:
+    """True when :func:`vshape_certified` certifies ``inst`` (memory aside)."""
+    return vshape_certified(inst.with_(K=None)) is not None
+
+
+# --------------------------------------------------------------------------- hook
+def optimal_schedule(inst: Instance) -> Optional[Schedule]:
+    """A schedule proven optimal for ``inst`` (``v >= 2``), or None.
+
+    Fused, no communication delay, named placement; memory not binding: ``K`` None or at least
+    the returned schedule's peak (``v m`` for looped). Looped: :func:`looped_bfs` (MW5, every
+    ``P, m, v``). Vshape: :func:`vshape_certified` (MW6, per-instance certificate).
+
+    >>> from schedules import simulate
+    >>> simulate(optimal_schedule(Instance(P=3, m=2, v=2, f=1, b=2))).makespan
+    Fraction(21, 1)
+    """
+    if inst.v < 2 or inst.split or inst.c != 0:
+        return None
+    if inst.placement == "looped":
+        if inst.K is not None and inst.K < inst.v * inst.m:
+            return None
+        return looped_bfs(inst)
+    if inst.placement == "vshape":
+        sched = vshape_certified(inst.with_(K=None))
+        if sched is None:
+            return None
+        sched = sched.with_instance(inst)
+        if inst.K is not None and max(simulate(sched).peak_memory) > inst.K:
+            return None
+        return sched
+    return None
