@@ -110,6 +110,8 @@ def plot_gantt(schedule: Schedule, ax=None, memory: bool = True, title: Optional
         axm.set_ylabel("live activations")
         axm.set_xlabel("time")
         axm.set_ylim(bottom=0)
+        from matplotlib.ticker import MaxNLocator
+        axm.yaxis.set_major_locator(MaxNLocator(integer=True))
         axm.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
         axm.grid(color="#dddddd", linewidth=0.5)
     else:
