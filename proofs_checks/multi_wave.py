@@ -1,0 +1,492 @@
+"""Machine checks of the multi-wave theorems (docs/theory_multiwave.md, MW1-MW7).
+
+Symbolic checks: sympy verifies the identities and inequalities the proofs use.
+Exhaustive checks compare against exact optima computed *independently of the bound under
+test*: :func:`brute_force` below (an exhaustive search over active schedules, K = inf, fused or
+split, starting from the trivial bounds only), the rows of data/optima.jsonl, and fresh solves
+of :func:`schedules.search.solve` with its root bound replaced by the trivial terms (so the bound
+under test cannot leak into the optimum it is checked against).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from itertools import product
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+from unittest import mock
+
+import sympy as sp
+
+from bounds import multi_wave as mw
+from bounds.evaluate import basic_terms, lower_bound
+from bounds.symbols import P, b, f, m, v
+from schedules.constructions.multi_wave import looped_bfs, optimal_schedule, vshape_certified
+from schedules.instance import Instance
+from schedules.simulate import simulate
+
+from .registry import CheckResult, Context, check
+
+OPTIMA = Path(__file__).resolve().parent.parent / "data" / "optima.jsonl"
+
+
+# =========================================================================== exact optimum
+def brute_force(inst: Instance, limit: int = 3_000_000) -> Optional[Fraction]:
+    """The exact optimum of a small instance with ``K = None`` and ``c = 0`` (fused or split),
+    or None when ``limit`` search nodes do not suffice.
+
+    Iterative deepening on ``T`` from the trivial bounds (work, critical path); for each ``T`` a
+    depth-first search over the active schedules of Giffler and Thompson (which contain an
+    optimal schedule for the makespan): at every node the op that could finish first fixes a GPU
+    and the search branches on every op of that GPU that could start before it finishes.
+    Microbatches with the same progress and ready time are interchangeable, so states are kept
+    sorted (symmetry) and failed states are memoised. Node pruning: each microbatch's remaining
+    chain, and per GPU the Jackson (head + work + tail) bound of its remaining ops.
+
+    >>> brute_force(Instance(P=2, m=2, v=2, placement="vshape", f=1, b=2))
+    Fraction(16, 1)
+    """
+    if inst.K is not None or inst.c != 0:
+        raise ValueError("brute_force handles K = None and c = 0 only")
+    u = inst.unit
+    S, Pn, mn = inst.S, inst.P, inst.m
+    split = inst.split
+    fu = int(inst.f * u)
+    bu = int((inst.b_I if split else inst.b) * u)
+    wu = int(inst.b_W * u) if split else 0
+    gpu = inst.stage_to_rank
+    cg = [gpu[i] if i < S else gpu[2 * S - 1 - i] for i in range(2 * S)]
+    cd = [fu if i < S else bu for i in range(2 * S)]
+    ct = [sum(cd[i + 1:]) + wu for i in range(2 * S)]
+
+    def bound_ok(mbs, free, T):
+        per = [[] for _ in range(Pn)]
+        for idx, ready, wp in mbs:
+            if idx < 2 * S and ready + cd[idx] + ct[idx] > T:
+                return False
+            h = ready
+            for i in range(idx, 2 * S):
+                per[cg[i]].append((h, cd[i], ct[i]))
+                if split and i >= S:
+                    per[gpu[2 * S - 1 - i]].append((h + cd[i], wu, 0))
+                h += cd[i]
+            for s, r in wp:
+                if r + wu > T:
+                    return False
+                per[gpu[s]].append((r, wu, 0))
+        for g in range(Pn):
+            ops = per[g]
+            if not ops:
+                continue
+            ops.sort()
+            tot, mq = 0, None
+            for h, d, q in reversed(ops):
+                tot += d
+                mq = q if mq is None else min(mq, q)
+                if max(free[g], h) + tot + mq > T:
+                    return False
+            ops.sort(key=lambda o: o[2])
+            tot, mh = 0, None
+            for h, d, q in reversed(ops):
+                tot += d
+                mh = h if mh is None else min(mh, h)
+                if max(free[g], mh) + tot + q > T:
+                    return False
+        return True
+
+    count = [0]
+
+    def feasible(T):
+        failed = set()
+
+        def dfs(mbs, free):
+            key = (mbs, free)
+            if key in failed:
+                return False
+            count[0] += 1
+            if count[0] > limit:
+                raise TimeoutError
+            if all(idx == 2 * S and not wp for idx, _, wp in mbs):
+                return True
+            if not bound_ok(mbs, free, T):
+                failed.add(key)
+                return False
+            cands, seen = [], set()
+            for k, st in enumerate(mbs):
+                if st in seen:
+                    continue
+                seen.add(st)
+                idx, ready, wp = st
+                if idx < 2 * S:
+                    g = cg[idx]
+                    es = max(ready, free[g])
+                    cands.append((es, es + cd[idx], g, k, -1))
+                for wi, (s, r) in enumerate(wp):
+                    g = gpu[s]
+                    es = max(r, free[g])
+                    cands.append((es, es + wu, g, k, wi))
+            cstar = min(c[1] for c in cands)
+            gstar = min(c[2] for c in cands if c[1] == cstar)
+            for es, ec, g, k, wi in sorted(c for c in cands if c[2] == gstar and c[0] < cstar):
+                idx, ready, wp = mbs[k]
+                if wi < 0:
+                    nwp = tuple(sorted(wp + ((2 * S - 1 - idx, ec),))) if split and idx >= S \
+                        else wp
+                    nm = (idx + 1, ec, nwp)
+                else:
+                    nm = (idx, ready, wp[:wi] + wp[wi + 1:])
+                if dfs(tuple(sorted(mbs[:k] + (nm,) + mbs[k + 1:])),
+                       free[:g] + (ec,) + free[g + 1:]):
+                    return True
+            failed.add(key)
+            return False
+
+        return dfs(tuple((0, 0, ()) for _ in range(mn)), tuple([0] * Pn))
+
+    T = max(int(val * u) for _, val, _ in basic_terms(inst))
+    try:
+        while not feasible(T):
+            T += 1
+    except TimeoutError:
+        return None
+    return Fraction(T, u)
+
+
+def _independent_solve(inst: Instance, time_limit: float):
+    """:func:`schedules.search.solve` with the theory's root bound replaced by the trivial
+    terms, so that the optimum does not depend on the bound being checked."""
+    import importlib
+
+    solve_mod = importlib.import_module("schedules.search.solve")
+
+    def trivial(i):
+        return max(val for _, val, _ in basic_terms(i))
+
+    with mock.patch.object(solve_mod, "root_lower_bound", trivial):
+        return solve_mod.solve(inst, time_limit=time_limit, use_known=False)
+
+
+def optima_rows(pred: Callable[[Instance], bool]) -> list[tuple[Instance, Fraction]]:
+    """``(instance, opt)`` for the rows of data/optima.jsonl with status optimal and ``pred``."""
+    out = []
+    if not OPTIMA.exists():
+        return out
+    for line in OPTIMA.read_text().splitlines():
+        try:
+            row = json.loads(line)
+            if row.get("status") != "optimal":
+                continue
+            inst = Instance.from_dict(row)
+        except Exception:  # noqa: BLE001 - a malformed row is not ours to judge here
+            continue
+        if pred(inst):
+            out.append((inst, Fraction(str(row["opt"]))))
+    return out
+
+
+def _map(ctx: Context, fn, items: list):
+    if ctx.workers > 1 and len(items) > 8:
+        from multiprocessing import Pool
+
+        with Pool(ctx.workers) as pool:
+            return pool.map(fn, items, chunksize=max(1, len(items) // (4 * ctx.workers)))
+    return [fn(x) for x in items]
+
+
+# =========================================================================== ranges
+FUSED_DURATIONS = [(1, 1), (1, 2), (2, 1), (1, 3), (2, 3)]
+SPLIT_DURATIONS = [(1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 2)]
+
+
+def fused_range(mode: str) -> list[Instance]:
+    """Small fused instances, ``K = None``: v = 2, both placements (quick: P <= 3, m <= 4;
+    full: P <= 4, m <= 6 and v = 3 with P <= 3, m <= 4)."""
+    out = []
+    Ps, ms = ((2, 3), range(1, 5)) if mode == "quick" else ((2, 3, 4), range(1, 7))
+    durs = FUSED_DURATIONS[:3] if mode == "quick" else FUSED_DURATIONS
+    for pl, Pn, mn, (fd, bd) in product(("looped", "vshape"), Ps, ms, durs):
+        out.append(Instance(P=Pn, m=mn, v=2, placement=pl, f=fd, b=bd))
+    if mode == "full":
+        for pl, Pn, mn, (fd, bd) in product(("looped", "vshape"), (2, 3), range(1, 5),
+                                            FUSED_DURATIONS[:3]):
+            out.append(Instance(P=Pn, m=mn, v=3, placement=pl, f=fd, b=bd))
+    return out
+
+
+def split_range(mode: str) -> list[Instance]:
+    """Small split instances, ``K = None``, v = 2 (quick: P = 2, m <= 3; full: P <= 3, m <= 4)."""
+    Ps, ms = ((2,), range(1, 4)) if mode == "quick" else ((2, 3), range(1, 5))
+    return [Instance(P=Pn, m=mn, v=2, placement=pl, f=fd, b_I=bi, b_W=bw)
+            for pl, Pn, mn, (fd, bi, bw) in product(("looped", "vshape"), Ps, ms,
+                                                    SPLIT_DURATIONS)]
+
+
+def _gap_stats(pairs: Iterable[tuple[Instance, Fraction, Fraction]]):
+    worst, worst_inst, total, n = Fraction(1), None, Fraction(0), 0
+    for inst, lb, opt in pairs:
+        g = opt / lb
+        total += g
+        n += 1
+        if g > worst:
+            worst, worst_inst = g, inst
+    return worst, worst_inst, (total / n if n else Fraction(1)), n
+
+
+# =========================================================================== symbolic
+def _is_zero(e) -> bool:
+    return sp.simplify(sp.expand(e)) == 0
+
+
+@check("MW2 fill-drain, MW3 last stage, MW4 adjacent pair (closed forms = subset bounds)",
+       kind="symbolic", range="all P, m, v >= 2; f, b > 0")
+def closed_forms_are_subset_bounds(ctx: Context) -> CheckResult:
+    S = v * P
+    cases = {
+        "MW2": ((P - 1) * f + v * m * (f + b) + (P - 1) * b, mw.fill_drain_expr()),
+        "MW3": ((S - 1) * f + m * (f + b) + (S - 1) * b, mw.last_stage_expr()),
+        "MW4 forwards": ((P - 1) * f + 2 * m * f + (S - 1 - P) * f + S * b,
+                         S * (f + b) + 2 * (m - 1) * f),
+        "MW4 backwards": (S * f + (S - 1 - P) * b + 2 * m * b + (P - 1) * b,
+                          S * (f + b) + 2 * (m - 1) * b),
+    }
+    bad = [k for k, (lhs, rhs) in cases.items() if not _is_zero(lhs - rhs)]
+    # MW4's Max(f, b) form is the larger of its two variants
+    e = mw.vshape_pair_expr()
+    for sub, variant in (({f: 1, b: 2}, "MW4 backwards"), ({f: 3, b: 1}, "MW4 forwards"),
+                         ({f: sp.Rational(1, 2), b: sp.Rational(1, 2)}, "MW4 forwards")):
+        if not _is_zero((e - cases[variant][1]).subs(sub)):
+            bad.append(f"MW4 Max at {sub}")
+    # MW1 reproduces the closed forms (gpu_subset_expr on concrete stages)
+    for Pn, vn in ((2, 2), (3, 2), (4, 3)):
+        inst = Instance(P=Pn, m=2, v=vn, placement="vshape", f=1, b=2)
+        Sn = Pn * vn
+        allp = [(k, s) for s in inst.stages_of(Pn - 1) for k in "FB"]
+        if not _is_zero(mw.gpu_subset_expr(inst, Pn - 1, allp)
+                        - mw.fill_drain_expr().subs({P: Pn, v: vn})):
+            bad.append(f"MW1->MW2 P={Pn} v={vn}")
+        last = [("F", Sn - 1), ("B", Sn - 1)]
+        if not _is_zero(mw.gpu_subset_expr(inst, inst.gpu(Sn - 1), last)
+                        - mw.last_stage_expr().subs({P: Pn, v: vn})):
+            bad.append(f"MW1->MW3 P={Pn} v={vn}")
+    return CheckResult(len(cases) + 9, not bad, None, "; ".join(bad))
+
+
+@check("MW5 looped optimum: max(MW2, MW3) closed form and breadth-first timetable inequalities",
+       kind="symbolic", range="all P, m, v >= 2; f, b > 0 (cases m >= P and m <= P)")
+def looped_timetable(ctx: Context) -> CheckResult:
+    k = sp.Symbol("k", integer=True, nonnegative=True)
+    q, p, j = sp.symbols("q p j", integer=True, nonnegative=True)
+    bad, n = [], 0
+    closed = (P - 1 + (v - 1) * sp.Symbol("M") + m) * (f + b)
+    # case m = P + k (M = m) and case P = m + k (M = P)
+    for name, sub, M in (("m>=P", {m: P + k}, P + k), ("m<=P", {P: m + k}, m + k)):
+        mw2 = mw.fill_drain_expr().subs(sub)
+        mw3 = mw.last_stage_expr().subs(sub)
+        cf = closed.subs({sp.Symbol("M"): M}).subs(sub)
+        larger = mw2 if name == "m>=P" else mw3
+        smaller = mw3 if name == "m>=P" else mw2
+        n += 2
+        if not _is_zero(cf - larger):
+            bad.append(f"{name}: closed form != max")
+        diff = sp.factor(sp.expand(larger - smaller))
+        if not (diff.is_nonnegative or _is_zero(diff)):
+            bad.append(f"{name}: {diff} not >= 0")
+        Pm = P.subs(sub) if P in sub else P
+        mm = m.subs(sub) if m in sub else m
+        # timetable inequalities of the proof (units f and b, GPU p, wave q, microbatch j):
+        ineqs = [
+            # wave q's m forwards end before wave q+1 starts: p + qM + m <= p + (q+1)M
+            (p + (q + 1) * M) - (p + q * M + mm),
+            # cross-GPU forward precedence into GPU 0: P + (q-1)M + j <= qM + j
+            (q * M + j) - (Pm + (q - 1) * M + j),
+            # GPU p's forwards end before its first backward: p + (v-1)M + m <= P-1+(v-1)M+m
+            # with p = P-1-k', i.e. difference P-1-p >= 0: checked at p = P-1
+            (Pm - 1 + (v - 1) * M + mm) - ((Pm - 1) + (v - 1) * M + mm),
+            # backward from GPU 0 (wave q+1) into GPU P-1 (wave q): P + (v-2-q)M + j <= (v-1-q)M + j
+            ((v - 1 - q) * M + j) - (Pm + (v - 2 - q) * M + j),
+        ]
+        for e in ineqs:
+            n += 1
+            d = sp.expand(e)
+            if not (d.is_nonnegative or _is_zero(d)):
+                bad.append(f"{name}: {d} not >= 0")
+    return CheckResult(n, not bad, None, "; ".join(bad))
+
+
+@check("MW6 vshape: MW3 <= MW4, and MW2 >= MW4 iff (2m-P-1) min(f,b) >= (P-1) max(f,b)",
+       kind="symbolic", range="v = 2, all P, m >= 1, f, b > 0")
+def vshape_regimes(ctx: Context) -> CheckResult:
+    lo, hi = sp.symbols("mu M", positive=True)
+    bad = []
+    sub = {v: 2}
+    # write f, b as (lo, hi) in either order; MW4 uses max(f, b) = hi
+    for fb in ((lo, hi), (hi, lo)):
+        s = {f: fb[0], b: fb[1], **sub}
+        mw3 = mw.last_stage_expr().subs(s)
+        mw4 = (2 * P * (f + b) + 2 * (m - 1) * hi).subs(s)
+        mw2 = mw.fill_drain_expr().subs(s)
+        if not _is_zero((mw4 - mw3) - (m - 1) * (hi - lo)):
+            bad.append(f"MW4-MW3 at {fb}")
+        if not _is_zero((mw2 - mw4) - ((2 * m - P - 1) * lo - (P - 1) * hi)):
+            bad.append(f"MW2-MW4 at {fb}")
+    return CheckResult(4, not bad, None, "; ".join(bad))
+
+
+# =========================================================================== exhaustive
+def _fused_row(inst: Instance):
+    opt = brute_force(inst)
+    lb = lower_bound(inst)
+    sched = optimal_schedule(inst)
+    ms = None
+    if sched is not None:
+        res = simulate(sched)
+        ms = res.makespan if res.valid else "invalid"
+    return inst, lb.value, lb.exact, opt, ms, mw.gpu_subset_value(inst)
+
+
+@check("MW1 (with MW2-MW5) valid and exact on small fused instances, K = inf; constructions "
+       "valid and optimal", kind="exhaustive",
+       range={"quick": "v=2, looped+vshape, P<=3, m<=4, (f,b) in {(1,1),(1,2),(2,1)}",
+              "full": "v=2, P<=4, m<=6, (f,b) in {(1,1),(1,2),(2,1),(1,3),(2,3)}; "
+                      "v=3, P<=3, m<=4, 3 ratios"})
+def fused_exhaustive(ctx: Context) -> CheckResult:
+    rows = _map(ctx, _fused_row, fused_range(ctx.mode))
+    bad, pairs, cert, vs = [], [], 0, 0
+    for inst, lb, exact, opt, ms, sub in rows:
+        if opt is None:
+            bad.append(f"{inst}: brute force exceeded its node limit")
+            continue
+        pairs.append((inst, lb, opt))
+        if lb > opt:
+            bad.append(f"INVALID {inst.to_dict()}: LB {lb} > OPT {opt}")
+        if exact and lb != opt:
+            bad.append(f"WRONG EXACT {inst.to_dict()}: LB {lb} != OPT {opt}")
+        if inst.placement == "looped" and (ms != opt or not exact):
+            bad.append(f"looped {inst.to_dict()}: construction {ms}, OPT {opt}, exact {exact}")
+        if ms is not None and ms != opt:
+            bad.append(f"construction {inst.to_dict()}: makespan {ms} != OPT {opt}")
+        if inst.placement == "vshape" and inst.v == 2:
+            vs += 1
+            cert += ms is not None
+    worst, where, mean, n = _gap_stats(pairs)
+    detail = (f"mean OPT/LB {float(mean):.4f}; worst {worst} at "
+              f"{where.to_dict() if where else '-'}; vshape v=2 certified {cert}/{vs}")
+    return CheckResult(n, not bad, worst, "; ".join(bad[:5]) or detail)
+
+
+def _split_row(inst: Instance):
+    return inst, lower_bound(inst).value, brute_force(inst)
+
+
+@check("MW1 valid on small split instances (b_I, b_W), K = inf", kind="exhaustive",
+       range={"quick": "v=2, both placements, P=2, m<=3, (f,b_I,b_W) in 4 ratios",
+              "full": "v=2, both placements, P<=3, m<=4, 4 ratios"})
+def split_exhaustive(ctx: Context) -> CheckResult:
+    rows = _map(ctx, _split_row, split_range(ctx.mode))
+    bad, pairs = [], []
+    for inst, lb, opt in rows:
+        if opt is None:
+            bad.append(f"{inst}: brute force exceeded its node limit")
+            continue
+        pairs.append((inst, lb, opt))
+        if lb > opt:
+            bad.append(f"INVALID {inst.to_dict()}: LB {lb} > OPT {opt}")
+    worst, where, mean, n = _gap_stats(pairs)
+    detail = f"mean OPT/LB {float(mean):.4f}; worst {worst} at {where.to_dict() if where else '-'}"
+    return CheckResult(n, not bad, worst, "; ".join(bad[:5]) or detail)
+
+
+def _memory_instances(mode: str) -> list[Instance]:
+    if mode == "quick":
+        return [Instance(P=2, m=mn, v=2, K=Kn, placement=pl, f=1, b=2)
+                for pl in ("looped", "vshape") for mn in (1, 2) for Kn in (1, 2)]
+    return [Instance(P=Pn, m=mn, v=2, K=Kn, placement=pl, f=1, b=2)
+            for pl in ("looped", "vshape") for Pn in (2, 3) for mn in (1, 2, 3)
+            for Kn in (1, 2, 3)]
+
+
+def _memory_row(inst: Instance):
+    r = _independent_solve(inst, 20.0)
+    return inst, lower_bound(inst).value, (r.makespan if r.status == "optimal" else None)
+
+
+@check("MW7 memory slots (and every multi-wave term) valid for finite K with recomputation",
+       kind="exhaustive",
+       range={"quick": "data/optima.jsonl rows with v>=2, finite K; fresh: P=2, m<=2, K<=2",
+              "full": "data/optima.jsonl rows with v>=2, finite K; fresh: P<=3, m<=3, K<=3"})
+def memory_exhaustive(ctx: Context) -> CheckResult:
+    rows = [(i, lower_bound(i).value, o) for i, o in
+            optima_rows(lambda i: i.v >= 2 and i.K is not None and i.c == 0)]
+    rows += _map(ctx, _memory_row, _memory_instances(ctx.mode))
+    bad, pairs, skipped = [], [], 0
+    for inst, lb, opt in rows:
+        if opt is None:
+            skipped += 1
+            continue
+        pairs.append((inst, lb, opt))
+        if lb > opt:
+            bad.append(f"INVALID {inst.to_dict()}: LB {lb} > OPT {opt}")
+    worst, where, mean, n = _gap_stats(pairs)
+    detail = (f"mean OPT/LB {float(mean):.4f}; worst {worst} at "
+              f"{where.to_dict() if where else '-'}; {skipped} not solved in time")
+    return CheckResult(n, not bad, worst, "; ".join(bad[:5]) or detail)
+
+
+def _looped_large_row(inst: Instance):
+    res = simulate(looped_bfs(inst))
+    return inst, res.valid, res.makespan, mw.looped_opt_value(inst), lower_bound(inst).value, \
+        max(res.peak_memory)
+
+
+@check("MW5 looped construction reaches the bound for every P, m, v in a wide range",
+       kind="exhaustive",
+       range={"quick": "looped, v in {2,3}, P<=6, m<=12, (f,b) in {(1,2),(3,1),(1/2,5/3)}",
+              "full": "looped, v in {2,3,4}, P<=10, m<=24, 4 duration pairs"})
+def looped_wide(ctx: Context) -> CheckResult:
+    quick = ctx.mode == "quick"
+    vs = (2, 3) if quick else (2, 3, 4)
+    Ps = range(1, 7) if quick else range(1, 11)
+    ms = range(1, 13) if quick else range(1, 25)
+    durs = [(1, 2), (3, 1), (Fraction(1, 2), Fraction(5, 3))]
+    if not quick:
+        durs.append((1, 1))
+    items = [Instance(P=Pn, m=mn, v=vn, f=fd, b=bd)
+             for vn in vs for Pn in Ps for mn in ms for fd, bd in durs]
+    bad = []
+    for inst, valid, ms_, closed, lb, peak in _map(ctx, _looped_large_row, items):
+        if not valid or ms_ != closed or lb != closed or peak != inst.v * inst.m:
+            bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, closed {closed}, "
+                       f"LB {lb}, peak {peak}")
+    return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))
+
+
+def _vshape_wide_row(inst: Instance):
+    sched = vshape_certified(inst)
+    lb = mw.gpu_subset_value(inst)
+    if sched is None:
+        return inst, None, lb
+    res = simulate(sched)
+    return inst, (res.makespan if res.valid else "invalid"), lb
+
+
+@check("MW6 vshape certificates: every returned schedule is valid and reaches MW1",
+       kind="exhaustive",
+       range={"quick": "vshape v=2, P<=4, m<=6, (f,b) in {(1,1),(1,2)}",
+              "full": "vshape v=2, P<=6, m<=12, (f,b) in {(1,1),(1,2),(2,1),(1,3),(2,3)}"})
+def vshape_wide(ctx: Context) -> CheckResult:
+    quick = ctx.mode == "quick"
+    Ps = range(2, 5) if quick else range(2, 7)
+    ms = range(1, 7) if quick else range(1, 13)
+    durs = [(1, 1), (1, 2)] if quick else FUSED_DURATIONS
+    items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=bd)
+             for Pn in Ps for mn in ms for fd, bd in durs]
+    bad, cert = [], 0
+    for inst, ms_, lb in _map(ctx, _vshape_wide_row, items):
+        if ms_ is None:
+            continue
+        cert += 1
+        if ms_ != lb:
+            bad.append(f"{inst.to_dict()}: certificate makespan {ms_} != LB {lb}")
+    return CheckResult(len(items), not bad, None,
+                       "; ".join(bad[:3]) or f"certified {cert}/{len(items)}")
