@@ -490,3 +490,29 @@ def vshape_wide(ctx: Context) -> CheckResult:
             bad.append(f"{inst.to_dict()}: certificate makespan {ms_} != LB {lb}")
     return CheckResult(len(items), not bad, None,
                        "; ".join(bad[:3]) or f"certified {cert}/{len(items)}")
+
+
+def _periodic_row(inst: Instance):
+    from schedules.constructions.multi_wave import vshape_periodic
+
+    res = simulate(vshape_periodic(inst))
+    return inst, res.valid, res.makespan, lower_bound(inst)
+
+
+@check("MW6a vshape periodic schedule (f = b, m <= P) reaches MW4 for every P in range",
+       kind="exhaustive",
+       range={"quick": "vshape v=2, f=b in {1, 2/3}, P<=10, m<=P",
+              "full": "vshape v=2, f=b in {1, 2/3, 5/2}, P<=24, m<=P"})
+def vshape_periodic_wide(ctx: Context) -> CheckResult:
+    quick = ctx.mode == "quick"
+    Ps = range(1, 11) if quick else range(1, 25)
+    fs = [Fraction(1), Fraction(2, 3)] + ([] if quick else [Fraction(5, 2)])
+    items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=fd)
+             for Pn in Ps for mn in range(1, Pn + 1) for fd in fs]
+    bad = []
+    for inst, valid, ms_, lb in _map(ctx, _periodic_row, items):
+        want = (4 * inst.P + 2 * (inst.m - 1)) * inst.f
+        if not valid or ms_ != want or lb.value != want or not lb.exact:
+            bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {want}, "
+                       f"LB {lb.value}, exact {lb.exact}")
+    return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))

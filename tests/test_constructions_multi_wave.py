@@ -81,3 +81,16 @@ def test_memory_and_out_of_scope_return_none():
     peak = max(simulate(optimal_schedule(vs)).peak_memory)
     assert optimal_schedule(vs.with_(K=peak)) is not None
     assert optimal_schedule(vs.with_(K=peak - 1)) is None
+
+
+@pytest.mark.parametrize("P", [1, 2, 3, 5, 8])
+def test_vshape_periodic_reaches_mw4(P):
+    from schedules.constructions.multi_wave import vshape_periodic
+
+    for m in range(1, P + 1):
+        inst = Instance(P=P, m=m, v=2, placement="vshape", f=Fraction(3, 2), b=Fraction(3, 2))
+        res = simulate(vshape_periodic(inst))
+        assert res.valid and res.makespan == (4 * P + 2 * (m - 1)) * inst.f
+        assert lower_bound(inst).exact and lower_bound(inst).value == res.makespan
+    assert vshape_periodic(Instance(P=P, m=P + 1, v=2, placement="vshape", f=1, b=1)) is None
+    assert vshape_periodic(Instance(P=P, m=1, v=2, placement="vshape", f=1, b=2)) is None

@@ -8,7 +8,8 @@
   and ``B(j, qP+p)`` at ``T_F + (P-1-p + (v-1-q) M + j) b`` with ``T_F = (P-1 + (v-1) M + m) f``,
   so its makespan is ``(P - 1 + (v-1) M + m)(f + b)``, the lower bound MW5 (proof in
   docs/theory_multiwave.md). Peak memory ``v m`` on every GPU.
-* **vshape** (fused, ``v = 2``): no closed-form construction is proven. :func:`vshape_certified`
+* **vshape** (fused, ``v = 2``): closed form only for ``f = b, m <= P`` (:func:`vshape_periodic`,
+  MW6a). Otherwise :func:`vshape_certified`
   runs a bounded search (Giffler-Thompson active schedules aimed at the lower bound, at most
   ``3 x #ops`` nodes, in both time orientations) and returns a schedule only when its makespan
   *equals* the lower bound of :mod:`bounds.multi_wave`: a per-instance certificate of
@@ -207,13 +208,38 @@ def vshape_proven(inst: Instance) -> bool:
     return vshape_certified(inst.with_(K=None)) is not None
 
 
+# --------------------------------------------------------------------------- vshape f = b
+def vshape_periodic(inst: Instance) -> Optional[Schedule]:
+    """MW6a: for fused vshape, ``v = 2``, ``f = b`` and ``m <= P``, the periodic no-wait
+    schedule ``F(j,s)`` at ``(s + 2j) f``, ``B(j,s)`` at ``(4P - 1 - s + 2j) f``; makespan
+    ``(4P + 2(m-1)) f`` = MW4 (proof: docs/theory_multiwave.md). None outside that case.
+
+    >>> simulate(vshape_periodic(Instance(P=4, m=3, v=2, placement="vshape", f=1, b=1))).makespan
+    Fraction(20, 1)
+    """
+    if (inst.split or inst.placement != "vshape" or inst.v != 2 or inst.f != inst.b
+            or inst.m > inst.P):
+        return None
+    P, m, S = inst.P, inst.m, inst.S
+    timed = []
+    for j in range(m):
+        for s in range(S):
+            timed.append((s + 2 * j, Op(s, "F", j)))
+            timed.append((2 * S - 1 - s + 2 * j, Op(s, "B", j)))
+    orders = [[] for _ in range(P)]
+    for _, op in sorted(timed, key=lambda t: t[0]):
+        orders[inst.gpu(op.stage)].append(op)
+    return Schedule(inst, tuple(tuple(o) for o in orders), source="multi_wave.vshape_periodic")
+
+
 # --------------------------------------------------------------------------- hook
 def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     """A schedule proven optimal for ``inst`` (``v >= 2``), or None.
 
     Fused, no communication delay, named placement; memory not binding: ``K`` None or at least
     the returned schedule's peak (``v m`` for looped). Looped: :func:`looped_bfs` (MW5, every
-    ``P, m, v``). Vshape: :func:`vshape_certified` (MW6, per-instance certificate).
+    ``P, m, v``). Vshape: :func:`vshape_periodic` (MW6a) or :func:`vshape_certified` (MW6,
+    per-instance certificate).
 
     >>> from schedules import simulate
     >>> simulate(optimal_schedule(Instance(P=3, m=2, v=2, f=1, b=2))).makespan
@@ -226,7 +252,9 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
             return None
         return looped_bfs(inst)
     if inst.placement == "vshape":
-        sched = vshape_certified(inst.with_(K=None))
+        sched = vshape_periodic(inst) if inst.c == 0 else None
+        if sched is None:
+            sched = vshape_certified(inst.with_(K=None))
         if sched is None:
             return None
         sched = sched.with_instance(inst)
