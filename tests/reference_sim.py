@@ -175,3 +175,111 @@ def _order_peak(schedule):
                 live -= 1
         peaks.append(peak)
     return peaks
+
+
+# ------------------------------------------------------------------ exhaustive optimum
+def _gpu_orders(inst, p, recomputed, K, limit=None):
+    """Every order of GPU ``p``'s ops that respects the same-GPU precedences and ``K``."""
+    from schedules import Op
+
+    S = inst.S
+    ops = []
+    for s in inst.stages_of(p):
+        for j in range(inst.m):
+            ops.append(Op(s, "F", j))
+            if (s, j) in recomputed:
+                ops.append(Op(s, "R", j))
+            if inst.split:
+                ops += [Op(s, "I", j), Op(s, "W", j)]
+            else:
+                ops.append(Op(s, "B", j))
+    grad = "I" if inst.split else "B"
+    preds = {}
+    for op in ops:
+        s, j, k = op.stage, op.microbatch, op.kind
+        pr = []
+        if k == "F" and s > 0 and inst.gpu(s - 1) == p:
+            pr.append(Op(s - 1, "F", j))
+        if k == "R":
+            pr.append(Op(s, "F", j))
+        if k == grad:
+            pr.append(Op(s, "F", j))
+            if (s, j) in recomputed:
+                pr.append(Op(s, "R", j))
+            if s + 1 < S and inst.gpu(s + 1) == p:
+                pr.append(Op(s + 1, grad, j))
+        if k == "W":
+            pr.append(Op(s, "I", j))
+        preds[op] = pr
+    stores = {op for op in ops if op.kind == "R"
+              or (op.kind == "F" and (op.stage, op.microbatch) not in recomputed)}
+    releases = {op for op in ops if op.kind == ("W" if inst.split else "B")}
+    # microbatches are interchangeable: relabel so that stage 0 runs its forwards in order
+    for j in range(1, inst.m):
+        if inst.gpu(0) == p:
+            preds[Op(0, "F", j)].append(Op(0, "F", j - 1))
+    out = []
+    seq, placed = [], set()
+
+    def dfs(live):
+        if len(seq) == len(ops):
+            out.append(tuple(seq))
+            if limit is not None and len(out) > limit:
+                raise ValueError(f"GPU {p} alone has more than {limit} orders")
+            return
+        for op in ops:
+            if op in placed or any(x not in placed for x in preds[op]):
+                continue
+            now = live + (op in stores)
+            if K is not None and now > K:
+                continue
+            placed.add(op)
+            seq.append(op)
+            dfs(now - (op in releases))
+            seq.pop()
+            placed.discard(op)
+
+    dfs(0)
+    return out
+
+
+def reference_optimum(inst, limit: int = 200_000):
+    """``(OPT, schedule)`` by exhaustive enumeration of per-GPU orders (tiny instances only).
+
+    Enumerates, per GPU, every order respecting the same-GPU precedences and ``K`` for every
+    choice of recomputed pairs, then every combination across GPUs, timed by the simulator.
+    Three reductions, all exact: on split instances only the split form is tried (``B`` is
+    ``I`` then ``W`` at the same place, never better); recomputation is tried only when ``K``
+    can bind (``K < v*m``): dropping an ``R`` never lengthens a longest path; and stage 0 runs
+    its forwards in microbatch order (microbatches are identical: any schedule relabelled).
+    Raises ``ValueError`` when more than ``limit`` combinations would be needed.
+    """
+    from itertools import combinations, product
+
+    from schedules import Schedule, simulate
+
+    K = inst.K
+    remat = K is not None and K < inst.v * inst.m
+    per_gpu = []
+    for p in range(inst.P):
+        pairs = [(s, j) for s in inst.stages_of(p) for j in range(inst.m)]
+        orders = []
+        choices = [()]
+        if remat:
+            choices = [c for r in range(len(pairs) + 1) for c in combinations(pairs, r)]
+        for rec in choices:
+            orders += _gpu_orders(inst, p, set(rec), K, limit)
+            if len(orders) > limit:
+                raise ValueError(f"GPU {p} alone has more than {limit} orders")
+        per_gpu.append(orders)
+    total = 1
+    for o in per_gpu:
+        total *= len(o)
+    if total > limit:
+        raise ValueError(f"{total} combinations exceed the limit {limit}")
+    best = None
+    for combo in product(*per_gpu):
+        res = simulate(Schedule(inst, combo))
+        if res.valid and (best is None or res.makespan < best[0]):
+            best = (res.makespan, res.schedule)
+    return best
