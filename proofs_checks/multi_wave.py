@@ -499,19 +499,21 @@ def _periodic_row(inst: Instance):
     return inst, res.valid, res.makespan, lower_bound(inst)
 
 
-@check("MW6a vshape periodic schedule (f = b, m <= P) reaches MW4 for every P in range",
+@check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4)",
        kind="exhaustive",
-       range={"quick": "vshape v=2, f=b in {1, 2/3}, P<=10, m<=P",
-              "full": "vshape v=2, f=b in {1, 2/3, 5/2}, P<=24, m<=P"})
+       range={"quick": "vshape v=2, f=b in {1, 2/3}, P<=10, m<=P or m=kP (k<=4)",
+              "full": "vshape v=2, f=b in {1, 2/3, 5/2}, P<=24, m<=P or m=kP (k<=6)"})
 def vshape_periodic_wide(ctx: Context) -> CheckResult:
     quick = ctx.mode == "quick"
     Ps = range(1, 11) if quick else range(1, 25)
+    ks = range(2, 5) if quick else range(2, 7)
     fs = [Fraction(1), Fraction(2, 3)] + ([] if quick else [Fraction(5, 2)])
     items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=fd)
-             for Pn in Ps for mn in range(1, Pn + 1) for fd in fs]
+             for Pn in Ps for mn in list(range(1, Pn + 1)) + [k * Pn for k in ks] for fd in fs]
     bad = []
     for inst, valid, ms_, lb in _map(ctx, _periodic_row, items):
-        want = (4 * inst.P + 2 * (inst.m - 1)) * inst.f
+        want = max((4 * inst.P + 2 * (inst.m - 1)) * inst.f,
+                   2 * (2 * inst.m + inst.P - 1) * inst.f)
         if not valid or ms_ != want or lb.value != want or not lb.exact:
             bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {want}, "
                        f"LB {lb.value}, exact {lb.exact}")

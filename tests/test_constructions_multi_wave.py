@@ -92,5 +92,10 @@ def test_vshape_periodic_reaches_mw4(P):
         res = simulate(vshape_periodic(inst))
         assert res.valid and res.makespan == (4 * P + 2 * (m - 1)) * inst.f
         assert lower_bound(inst).exact and lower_bound(inst).value == res.makespan
-    assert vshape_periodic(Instance(P=P, m=P + 1, v=2, placement="vshape", f=1, b=1)) is None
+    for k in (2, 3):  # P | m: MW2 = 2(2m + P - 1) f
+        inst = Instance(P=P, m=k * P, v=2, placement="vshape", f=2, b=2)
+        res = simulate(vshape_periodic(inst))
+        assert res.valid and res.makespan == 2 * (2 * k * P + P - 1) * 2 == lower_bound(inst).value
+    if P > 1:
+        assert vshape_periodic(Instance(P=P, m=P + 1, v=2, placement="vshape", f=1, b=1)) is None
     assert vshape_periodic(Instance(P=P, m=1, v=2, placement="vshape", f=1, b=2)) is None

@@ -8,7 +8,8 @@
   and ``B(j, qP+p)`` at ``T_F + (P-1-p + (v-1-q) M + j) b`` with ``T_F = (P-1 + (v-1) M + m) f``,
   so its makespan is ``(P - 1 + (v-1) M + m)(f + b)``, the lower bound MW5 (proof in
   docs/theory_multiwave.md). Peak memory ``v m`` on every GPU.
-* **vshape** (fused, ``v = 2``): closed form only for ``f = b, m <= P`` (:func:`vshape_periodic`,
+* **vshape** (fused, ``v = 2``): closed form only for ``f = b`` with ``m <= P`` or ``P | m``
+  (:func:`vshape_periodic`,
   MW6a). Otherwise :func:`vshape_certified`
   runs a bounded search (Giffler-Thompson active schedules aimed at the lower bound, at most
   ``3 x #ops`` nodes, in both time orientations) and returns a schedule only when its makespan
@@ -210,22 +211,28 @@ def vshape_proven(inst: Instance) -> bool:
 
 # --------------------------------------------------------------------------- vshape f = b
 def vshape_periodic(inst: Instance) -> Optional[Schedule]:
-    """MW6a: for fused vshape, ``v = 2``, ``f = b`` and ``m <= P``, the periodic no-wait
-    schedule ``F(j,s)`` at ``(s + 2j) f``, ``B(j,s)`` at ``(4P - 1 - s + 2j) f``; makespan
-    ``(4P + 2(m-1)) f`` = MW4 (proof: docs/theory_multiwave.md). None outside that case.
+    """MW6a: fused vshape, ``v = 2``, ``f = b``, and ``m <= P`` or ``P | m``: the no-wait
+    schedule where microbatch ``J = gP + j`` (``0 <= j < P``) starts at ``o_J = (4Pg + 2j) f``
+    and runs its chain without waiting: ``F(J,s)`` at ``o_J + s f``, ``B(J,s)`` at
+    ``o_J + (4P - 1 - s) f``. Makespan ``o_{m-1} + 4P f`` = ``max(MW2, MW4)`` (proof:
+    docs/theory_multiwave.md). None outside that case.
 
     >>> simulate(vshape_periodic(Instance(P=4, m=3, v=2, placement="vshape", f=1, b=1))).makespan
     Fraction(20, 1)
+    >>> simulate(vshape_periodic(Instance(P=2, m=6, v=2, placement="vshape", f=1, b=1))).makespan
+    Fraction(26, 1)
     """
     if (inst.split or inst.placement != "vshape" or inst.v != 2 or inst.f != inst.b
-            or inst.m > inst.P):
+            or not (inst.m <= inst.P or inst.m % inst.P == 0)):
         return None
     P, m, S = inst.P, inst.m, inst.S
     timed = []
-    for j in range(m):
+    for J in range(m):
+        g, j = divmod(J, P)
+        o = 4 * P * g + 2 * j
         for s in range(S):
-            timed.append((s + 2 * j, Op(s, "F", j)))
-            timed.append((2 * S - 1 - s + 2 * j, Op(s, "B", j)))
+            timed.append((o + s, Op(s, "F", J)))
+            timed.append((o + 2 * S - 1 - s, Op(s, "B", J)))
     orders = [[] for _ in range(P)]
     for _, op in sorted(timed, key=lambda t: t[0]):
         orders[inst.gpu(op.stage)].append(op)
