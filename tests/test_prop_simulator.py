@@ -85,3 +85,16 @@ def test_durations_scale_timing_linearly(data):
     assert b.valid and b.makespan == a.makespan * x
     ref = reference_simulate(scaled)
     assert ref.makespan == b.makespan
+
+
+@given(valid_schedules(instances(c=True, explicit=True)))
+def test_noted_orders_documents_read_back_as_the_same_schedule(sched):
+    """What ``note_schedule`` prints on failure is an orders document ``pipebounds simulate``
+    reads: through JSON text it comes back as the same instance and orders."""
+    import json
+
+    from schedules import document_from_schedule, schedule_from_document
+
+    back = schedule_from_document(json.loads(json.dumps(document_from_schedule(sched))))
+    assert back.instance == sched.instance and back.orders == sched.orders
+    assert simulate(back).makespan == simulate(sched).makespan
