@@ -177,3 +177,13 @@ def test_print_makespan_over_bound_ratios(capsys):
         for name, P, m, T, peak, lb, ratio in rows:
             print(f"{name:32s} P={P} m={m:2d} T={T} peak={peak} LB={lb} T/LB={float(ratio):.3f}")
     assert len(rows) == 2 * len(CLASSES)
+
+
+@pytest.mark.parametrize("name, placement", [("ScheduleZBVZeroBubble", "vshape"),
+                                             ("ScheduleDualPipeV", "vshape"),
+                                             ("ScheduleInterleaved1F1B", "looped"),
+                                             ("ScheduleLoopedBFS", "looped")])
+def test_torch_stage_mapping_is_named_as_our_placement(name, placement):
+    """torch's ``style="v"`` / loop stage-to-rank maps are MODEL.md's vshape / looped."""
+    inst = torch_instance(build(name, 3, 6))
+    assert inst.v == 2 and inst.placement == placement

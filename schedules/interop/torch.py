@@ -30,7 +30,7 @@ import re
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional
 
-from ..instance import Instance
+from ..instance import PLACEMENTS, Instance, placement_stage_to_rank
 from ..ops import Op, split_action
 from ..schedule import Schedule, ScheduleError
 
@@ -220,8 +220,15 @@ def torch_instance(schedule_obj, *, K=None, f=1, b=None, b_I=None, b_W=None, c=0
         total = 2 if b is None else b
         b_I = b_W = Fraction(total) / 2
     kw = dict(P=P, m=m, K=K, stage_to_rank=stage_to_rank, f=f, c=c)
+    v = len(stage_to_rank) // P if len(stage_to_rank) % P == 0 else 0
+    for name in PLACEMENTS:  # name the placement when it is a standard one (bounds use it)
+        if v and tuple(stage_to_rank) == placement_stage_to_rank(P, v, name):
+            kw.update(stage_to_rank=None, v=v, placement=name)
+            break
     if split:
         kw.update(b_I=b_I, b_W=b_W)
+        if b is not None:
+            kw["b"] = b  # Instance checks b == b_I + b_W
     else:
         kw.update(b=2 if b is None else b)
     return Instance(**kw)
