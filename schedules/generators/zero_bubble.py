@@ -18,10 +18,11 @@ bubble ``T - m(f + b)`` are both ``(P-1)(f + b_I - b_W)`` when ``b_W <= f`` and 
 (:mod:`schedules.generators.list_scheduler`) with priority ``I`` > ``F`` > ``W`` (oldest
 first) and a cap of ``2P - 1`` live activations on every GPU: warm-up forwards fill the wait for
 the first ``I`` and deferred ``W`` fill the tail. Peak memory ``min(2P - 1, m)``. With
-``m >= 2P`` and ``b_I + b_W <= f + b_I <= ...`` (precisely: on the tested grid whenever
-``f <= b_I``), the per-rank bubble is ``max(0, (P-1)(f + b_I - 2 b_W))``, the published figure,
-and the global makespan is ``m(f+b) + (P-1) max(f, f + b_I - 2 b_W)``: with ``f = b_I = b_W`` no
-GPU idles between its first and last op, but GPU ``P-1`` cannot start before ``(P-1) f``.
+``m >= 2P`` the global makespan is ``m(f+b) + (P-1) max(f, f + b_I - 2 b_W)`` on every tested
+duration triple, and the per-rank bubble is the published ``max(0, (P-1)(f + b_I - 2 b_W))``
+on 7 of the 9 tested triples (including ``f = b_I = b_W``, where no GPU idles between its first
+and last op, though GPU ``P-1`` cannot start before ``(P-1) f``); it is larger for
+``(f, b_I, b_W) = (1, 2, 2)`` and ``(3, 2, 2)`` (docs/schedules.md).
 
 >>> from schedules import Instance, simulate
 >>> inst = Instance(P=4, m=8, b_I=1, b_W=1)
