@@ -13,9 +13,10 @@ same way with the local stages reversed; it warms up with
 (:func:`schedules.generators.common.one_f_one_b`). When ``m`` is a multiple of the rounds this
 is exactly torch's order. Valid (no deadlock) for all ``P <= 8, m <= 24, v <= 4`` (tested).
 
-Guarantees (uniform durations, ``c = 0``), checked in tests/test_generators.py: when ``m`` is a
-multiple of ``P`` and ``b = 2f``, the global makespan is ``(v m + P - 1)(f + b)``: the bubble is
-``(P-1)(f+b)`` in per-stage durations, ``1/v`` of 1F1B's for the same model. Peak memory on GPU
+Guarantees (uniform durations, ``c = 0``), checked in tests/test_generators.py: for every
+``m >= P`` (published for ``m`` a multiple of ``P``) the global makespan is
+``(v m + P - 1)(f + b)``: the bubble is ``(P-1)(f+b)`` in per-stage durations, ``1/v`` of
+1F1B's for the same model; for ``m < P`` it is ``(v-1)(P-m)(f+b)`` longer. Peak memory on GPU
 ``p`` is the warm-up plus one, ``min(v m, (v-1) g + 2(P-1-p) + 1)`` stage activations.
 
 >>> from schedules import Instance, simulate
