@@ -205,7 +205,10 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
 
     inst = schedule.instance.with_(K=K)
     orders = tuple(tuple(_fit_order(seq, K)) for seq in schedule.orders)
-    source = schedule.source + f"+remat(K={K})" if schedule.source else f"remat(K={K})"
+    if orders == tuple(tuple(seq) for seq in schedule.orders):
+        source = schedule.source  # K does not bind: nothing recomputed
+    else:
+        source = schedule.source + f"+remat(K={K})" if schedule.source else f"remat(K={K})"
     fitted = Schedule(inst, orders, source)
     result = simulate(fitted)
     if result.valid and polish and any(op.kind == "R" for _, op in fitted.ops()):
