@@ -22,16 +22,18 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   all ``A`` and all GPUs.
 * **MW2 fill-drain** (fused): ``T >= (v m + P - 1)(f + b)`` (``A`` = all op types of GPU ``P-1``,
   whose lowest stage is ``P-1`` in both named placements).
-* **MW3 last stage** (fused): ``T >= (m + v P - 1)(f + b)`` (``A`` = both op types of stage ``S-1``).
+* **MW3 last stage** (fused): ``T >= (m + v P - 1)(f + b)`` (``A`` = both op types of stage
+  ``S-1``).
 * **MW4 adjacent pair** (fused, vshape, ``v >= 2``): ``T >= v P (f + b) + 2 (m - 1) max(f, b)``
   (``A`` = the forwards, or the backwards, of the adjacent stages ``P-1, P`` that vshape puts on
   GPU ``P-1``).
 * **MW5 looped optimum** (fused, looped, any ``v``): ``OPT = max(MW2, MW3)
   = (P - 1 + (v-1) max(m, P) + m)(f + b)`` when ``K = None`` or ``K >= v m``; the breadth-first
   schedule of :mod:`schedules.constructions.multi_wave` reaches it.
-* **MW6 vshape optimum** (fused, vshape, ``v = 2``): ``OPT = max(MW2, MW4)`` when memory does not
-  bind; proven by the construction of :mod:`schedules.constructions.multi_wave` (see there for
-  the range where exactness is claimed).
+* **MW6 vshape** (fused, vshape, ``v = 2``): ``OPT = MW1`` is *not* always true (gaps found by
+  exhaustive search); exactness is claimed per instance when a certificate schedule reaches
+  MW1, and in closed form for ``f = b`` with ``m <= P`` or ``P | m`` (MW6a), see
+  :mod:`schedules.constructions.multi_wave`.
 * **MW7 memory slots** (finite ``K``, recomputation allowed): see :func:`memory_slots_value`.
 """
 
@@ -95,8 +97,10 @@ def looped_opt_expr() -> sp.Expr:
 
 
 def vshape_opt_expr() -> sp.Expr:
-    """MW6: the optimum of the fused vshape placement, ``v = 2``, memory not binding
-    (``max(MW2, MW4)``; MW3 <= MW4 always).
+    """MW6: ``max(MW2, MW4)`` for the fused vshape placement, ``v = 2`` (MW3 <= MW4 always).
+    A valid lower bound; equal to the optimum on the whole exhaustive range of
+    docs/theory_multiwave.md and when ``f = b`` with ``m <= P`` or ``P | m`` (MW6a), but *not*
+    in general (gaps near ``MW2 = MW4`` with ``max(f,b) >= 4 min(f,b)``).
 
     >>> vshape_opt_expr().subs({P: 3, m: 3, v: 2, f: 1, b: 2})
     26
@@ -240,7 +244,8 @@ def memory_slots_value(inst: Instance) -> Optional[Fraction]:
         stages = inst.stages_of(p)
         lo = min(stages)
         if inst.split:
-            Ls = sorted(((S - s) * (f_ + inst.b_I) + inst.b_W) for s in stages for _ in range(inst.m))
+            Ls = sorted(((S - s) * (f_ + inst.b_I) + inst.b_W)
+                        for s in stages for _ in range(inst.m))
             tail = Fraction(0)
         else:
             Ls = sorted(((S - s) * (f_ + b_)) for s in stages for _ in range(inst.m))
@@ -274,7 +279,7 @@ def looped_opt_value(inst: Instance) -> Fraction:
 
 
 def vshape_opt_value(inst: Instance) -> Fraction:
-    """MW6 evaluated exactly: ``max((2m + P - 1)(f+b), 2P(f+b) + 2(m-1) max(f, b))`` (``v = 2``).
+    """:func:`vshape_opt_expr` evaluated exactly (``v = 2``; a lower bound, see there).
 
     >>> vshape_opt_value(Instance(P=4, m=3, v=2, placement="vshape", f=1, b=2))
     Fraction(32, 1)

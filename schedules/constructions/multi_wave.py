@@ -9,11 +9,10 @@
   so its makespan is ``(P - 1 + (v-1) M + m)(f + b)``, the lower bound MW5 (proof in
   docs/theory_multiwave.md). Peak memory ``v m`` on every GPU.
 * **vshape** (fused, ``v = 2``): closed form only for ``f = b`` with ``m <= P`` or ``P | m``
-  (:func:`vshape_periodic`,
-  MW6a). Otherwise :func:`vshape_certified`
-  runs a bounded search (Giffler-Thompson active schedules aimed at the lower bound, at most
-  ``3 x #ops`` nodes, in both time orientations) and returns a schedule only when its makespan
-  *equals* the lower bound of :mod:`bounds.multi_wave`: a per-instance certificate of
+  (:func:`vshape_periodic`, MW6a). Otherwise :func:`vshape_certified` runs a bounded search
+  (Giffler-Thompson active schedules aimed at the lower bound, at most ``NODE_FACTOR x #ops``
+  nodes per time orientation, heavier pass first) and returns a schedule only when its
+  makespan *equals* the lower bound of :mod:`bounds.multi_wave`: a per-instance certificate of
   optimality (lower bound = makespan of a valid schedule), polynomial by the node cap.
 
 :func:`optimal_schedule` is the hook of :mod:`schedules.constructions` for ``v >= 2``.
@@ -32,6 +31,9 @@ from ..simulate import simulate
 
 VSHAPE_MAX_OPS = 480
 """Certification of a vshape instance is attempted only up to this many ops (``2 S m``)."""
+
+NODE_FACTOR = 10
+"""The vshape search visits at most ``NODE_FACTOR x #ops`` nodes per time orientation."""
 
 
 # --------------------------------------------------------------------------- looped
@@ -189,9 +191,10 @@ def vshape_certified(inst: Instance) -> Optional[Schedule]:
         return None
     T = int(T)
     gpu = inst.stage_to_rank
-    for reverse in (False, True):
+    # the orientation with the heavier forward first (it is certified more often)
+    for reverse in ((True, False) if bu > fu else (False, True)):
         a, c = (bu, fu) if reverse else (fu, bu)
-        orders = _dive_orders(inst.P, inst.S, gpu, inst.m, a, c, T, 3 * nops)
+        orders = _dive_orders(inst.P, inst.S, gpu, inst.m, a, c, T, NODE_FACTOR * nops)
         if orders is None:
             continue
         if reverse:
