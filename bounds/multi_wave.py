@@ -297,7 +297,7 @@ def exact_case(inst: Instance) -> Optional[str]:
         return None
     if inst.placement == "looped":
         return "looped" if inst.K is None or inst.K >= inst.v * inst.m else None
-    if inst.placement == "vshape" and inst.v == 2 and _vshape_certified(inst):
+    if inst.placement == "vshape" and _vshape_certified(inst):
         return "vshape"
     return None
 
