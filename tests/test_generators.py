@@ -23,8 +23,8 @@ from schedules.generators.building_block import block_schedule
 from schedules.generators.list_scheduler import list_schedule
 from schedules.generators.vshape_controllable import v_half_memory, v_min_memory
 
-CLI_NAMES = ["gpipe", "1f1b", "interleaved", "looped-bfs", "hanayo", "zb-h1", "zb-h2", "zbv",
-             "v-half", "v-min", "dualpipev"]
+CLI_NAMES = ["gpipe", "1f1b", "interleaved", "looped-bfs", "hanayo", "zb-h1", "zb-h2",
+             "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev"]
 GRID_P = range(1, 9)
 GRID_M = range(1, 25)
 
@@ -105,6 +105,7 @@ def test_other_durations_valid(name):
     ("hanayo", Instance(P=2, m=2, v=2), "vshape"),
     ("zb-h1", Instance(P=2, m=2), "split"),
     ("zb-h2", Instance(P=2, m=2, v=2, b_I=1, b_W=1), "v=1"),
+    ("interleaved-zb", Instance(P=2, m=2, v=2), "split"),
     ("zbv", Instance(P=2, m=2, v=3, placement="vshape", b_I=1, b_W=1), "v=2"),
     ("v-half", Instance(P=2, m=2, v=2, placement="vshape"), "split"),
     ("v-min", Instance(P=2, m=2, v=2, b_I=1, b_W=1), "vshape"),
@@ -200,6 +201,19 @@ def test_zb_h1_deviation_when_b_W_exceeds_f():
     at f = b_I = 1, b_W = 2): reported in docs/schedules.md."""
     res = simulate(generate("zb-h1", Instance(P=4, m=8, f=1, b_I=1, b_W=2)))
     assert global_bubble(res) > (4 - 1) * (1 + 1 - 2)
+
+
+def test_interleaved_zb_bubble_and_memory():
+    """Interleaved zero bubble (no figure in REFERENCES.md; ZB-H1's holds): global bubble
+    (P-1)(f + b_I - b_W) when m >= P and b_W <= f, v = 2, 3; peak (v-1)g + P (capped by vm)."""
+    from schedules.generators.interleaved import rounds_of
+    for P, m, v, (f, bi, bw) in itertools.product(GRID_P, GRID_M, (2, 3), SPLIT[:4]):
+        if m < P:
+            continue
+        res = simulate(generate("interleaved-zb", Instance(P=P, m=m, v=v, f=f, b_I=bi, b_W=bw)))
+        assert global_bubble(res) == (P - 1) * (f + bi - bw), (P, m, v, f, bi, bw)
+        g = len(rounds_of(P, m)[0])
+        assert max(res.peak_memory) == min(v * m, (v - 1) * g + P)
 
 
 def test_zb_h2_bubble_and_memory():

@@ -5,7 +5,8 @@ importer (schedules.interop.torch.from_torch_schedule: the order torch's runtime
 communication dropped, DualPipeV's overlapped F+B split into F then B). For every size torch
 accepts on the grid, the orders must be *equal* to ours; a difference would have to be
 reported with both schedules valid and their makespans (none was found with torch 2.13.0:
-GPipe, 1F1B, Interleaved1F1B (v = 2, 3), LoopedBFS, ZBVZeroBubble and DualPipeV all match).
+GPipe, 1F1B, Interleaved1F1B (v = 2, 3), LoopedBFS, InterleavedZeroBubble (v = 2, 3),
+ZBVZeroBubble and DualPipeV all match).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ PAIRS = [
     ("interleaved", "ScheduleInterleaved1F1B", 2, "loop", False),
     ("interleaved", "ScheduleInterleaved1F1B", 3, "loop", False),
     ("looped-bfs", "ScheduleLoopedBFS", 2, "loop", False),
+    ("interleaved-zb", "ScheduleInterleavedZeroBubble", 2, "loop", True),
+    ("interleaved-zb", "ScheduleInterleavedZeroBubble", 3, "loop", True),
     ("zbv", "ScheduleZBVZeroBubble", 2, "v", True),
     ("dualpipev", "ScheduleDualPipeV", 2, "v", True),
 ]

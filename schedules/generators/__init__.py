@@ -35,7 +35,7 @@ from .looped_bfs import looped_bfs
 from .one_f_one_b import one_f_one_b
 from .vshape_controllable import v_half, v_min
 from .zbv import zbv
-from .zero_bubble import zb_h1, zb_h2
+from .zero_bubble import interleaved_zb, zb_h1, zb_h2
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               Requires(1, 1, split=True)),
     Generator("zb-h2", zb_h2, "ZB-H2 zero-bubble, 2P-1 memory (Qi et al. 2024)",
               Requires(1, 1, split=True)),
+    Generator("interleaved-zb", interleaved_zb,
+              "Interleaved zero-bubble: interleaved rounds, split backward, deferred W "
+              "(torch's ScheduleInterleavedZeroBubble)", Requires(2, None, "looped", True)),
     Generator("zbv", zbv, "ZB-V zero-bubble V-shape (Qi et al. 2024)",
               Requires(2, 2, "vshape", True)),
     Generator("v-half", v_half, "V-Half, half of 1F1B's memory (Qi et al. 2024b)",

@@ -38,7 +38,7 @@ from __future__ import annotations
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
-from .common import require
+from .common import has_placement, require
 from .list_scheduler import list_schedule
 
 ZB_PRIORITY = {"I": 0, "B": 0, "F": 1, "W": 2}
@@ -62,19 +62,52 @@ def zb_h1(inst: Instance) -> Schedule:
     orders = []
     for p in range(P):
         s = inst.stages_of(p)[0]  # p, unless an explicit stage_to_rank permutes the stages
-        w = min(P - 1 - s, m)
-        order = [Op(s, "F", j) for j in range(w)]
-        next_w = 0
-        for k in range(m):
-            if w + k < m:
-                order.append(Op(s, "F", w + k))
-            order.append(Op(s, "I", k))
-            if k >= s:
-                order.append(Op(s, "W", next_w))
-                next_w += 1
-        order += [Op(s, "W", j) for j in range(next_w, m)]
-        orders.append(tuple(order))
+        fwd = [(s, j) for j in range(m)]
+        orders.append(_deferred_w_order(fwd, fwd, warmup=P - 1 - s, deferred=s))
     return Schedule(inst, tuple(orders), "zb-h1")
+
+
+def _deferred_w_order(fwd, bwd, warmup: int, deferred: int) -> tuple[Op, ...]:
+    """``warmup`` forwards, then steps ``F, I`` each followed by the oldest pending ``W`` except
+    in the first ``deferred`` steps, then cool-down ``I (W)`` steps, then the pending ``W``."""
+    w = max(0, min(warmup, len(fwd)))
+    order = [Op(s, "F", j) for s, j in fwd[:w]]
+    pending = 0
+    for k, (s, j) in enumerate(bwd):
+        if w + k < len(fwd):
+            order.append(Op(fwd[w + k][0], "F", fwd[w + k][1]))
+        order.append(Op(s, "I", j))
+        if k >= deferred:
+            order.append(Op(bwd[pending][0], "W", bwd[pending][1]))
+            pending += 1
+    order += [Op(s, "W", j) for s, j in bwd[pending:]]
+    return tuple(order)
+
+
+def interleaved_zb(inst: Instance) -> Schedule:
+    """Interleaved zero bubble (``v >= 2``, looped, split): Megatron's interleaved rounds
+    (:mod:`schedules.generators.interleaved`) with warm-up ``(v-1) g + (P-1-p)`` forwards, the
+    backward split into ``I`` and ``W`` and GPU ``p`` deferring ``p`` of its ``W`` (ZB-H1's
+    rule); torch.distributed.pipelining's ``ScheduleInterleavedZeroBubble`` order. For ``v = 1``
+    it is :func:`zb_h1`. Peak memory on GPU ``p``: the warm-up plus one plus ``p`` deferred."""
+    from .interleaved import round_sequence, rounds_of
+
+    require(inst.v >= 2, "interleaved-zb", f"needs v >= 2 stages per GPU, got v={inst.v}; "
+                                           "use zb-h1 for one stage per GPU")
+    require(has_placement(inst, "looped"), "interleaved-zb",
+            f"needs the looped placement, got {inst.placement}")
+    require(inst.split, "interleaved-zb",
+            "needs split backward durations (--b-input and --b-weight)")
+    P, m, v = inst.P, inst.m, inst.v
+    rounds = rounds_of(P, m)
+    g = len(rounds[0])
+    orders = []
+    for p in range(P):
+        local = inst.stages_of(p)
+        orders.append(_deferred_w_order(round_sequence(local, rounds),
+                                        round_sequence(local, rounds, reverse=True),
+                                        warmup=(v - 1) * g + P - 1 - p, deferred=p))
+    return Schedule(inst, tuple(orders), "interleaved-zb")
 
 
 def zb_h2(inst: Instance) -> Schedule:
