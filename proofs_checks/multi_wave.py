@@ -347,11 +347,22 @@ def _fused_row(inst: Instance):
 
 @check("MW1 (with MW2-MW5) valid and exact on small fused instances, K = inf; constructions "
        "valid and optimal", kind="exhaustive",
-       range={"quick": "v=2, looped+vshape, P<=3, m<=4, (f,b) in {(1,1),(1,2),(2,1)}",
+       range={"quick": "v=2, looped+vshape, P<=3, m<=4, (f,b) in {(1,1),(1,2),(2,1)}; "
+                       "optima.jsonl rows v>=2 with K None or K >= vm",
               "full": "v=2, P<=4, m<=6, (f,b) in {(1,1),(1,2),(2,1),(1,3),(2,3)}; "
-                      "v=3, P<=3, m<=4, 3 ratios"})
+                      "v=3, P<=3, m<=4, 3 ratios; optima.jsonl rows v>=2, K None or >= vm"})
 def fused_exhaustive(ctx: Context) -> CheckResult:
     rows = _map(ctx, _fused_row, fused_range(ctx.mode))
+    # plus the exact optima of data/optima.jsonl with memory that does not bind
+    for inst, opt in optima_rows(lambda i: i.v >= 2 and not i.split and i.c == 0
+                                 and (i.K is None or i.K >= i.v * i.m)):
+        lb = lower_bound(inst)
+        sched = optimal_schedule(inst)
+        ms = None
+        if sched is not None:
+            res = simulate(sched)
+            ms = res.makespan if res.valid else "invalid"
+        rows.append((inst, lb.value, lb.exact, opt, ms, None))
     bad, pairs, cert, vs = [], [], 0, 0
     for inst, lb, exact, opt, ms, sub in rows:
         if opt is None:
