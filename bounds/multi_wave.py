@@ -264,6 +264,22 @@ def memory_slots_value(inst: Instance) -> Optional[Fraction]:
     return best
 
 
+# --------------------------------------------------------------------------- exact values
+def fill_drain_value(inst: Instance) -> Fraction:
+    """MW2 evaluated exactly (fused). ``fill_drain_value(Instance(P=3, m=2, v=2))`` is 18."""
+    return (inst.v * inst.m + inst.P - 1) * (inst.f + inst.b)
+
+
+def last_stage_value(inst: Instance) -> Fraction:
+    """MW3 evaluated exactly (fused)."""
+    return (inst.m + inst.S - 1) * (inst.f + inst.b)
+
+
+def vshape_pair_value(inst: Instance) -> Fraction:
+    """MW4 evaluated exactly (fused, vshape)."""
+    return inst.S * (inst.f + inst.b) + 2 * (inst.m - 1) * max(inst.f, inst.b)
+
+
 # --------------------------------------------------------------------------- exactness
 def _named(inst: Instance) -> bool:
     return inst.placement in ("looped", "vshape") and inst.c == 0
@@ -321,13 +337,11 @@ def terms(inst: Instance) -> list[Term]:
     out: list[Term] = []
     case = exact_case(inst)
     if not inst.split and inst.placement in ("looped", "vshape"):
-        fb = inst.f + inst.b
-        out.append(("mw_fill_drain", (inst.v * inst.m + inst.P - 1) * fb, False))
+        out.append(("mw_fill_drain", fill_drain_value(inst), False))
     if not inst.split:
-        out.append(("mw_last_stage", (inst.m + inst.S - 1) * (inst.f + inst.b), False))
+        out.append(("mw_last_stage", last_stage_value(inst), False))
     if not inst.split and inst.placement == "vshape":
-        out.append(("mw_vshape_pair", inst.S * (inst.f + inst.b)
-                    + 2 * (inst.m - 1) * max(inst.f, inst.b), False))
+        out.append(("mw_vshape_pair", vshape_pair_value(inst), False))
     out.append(("mw_gpu_subset", gpu_subset_value(inst), False))
     mem = memory_slots_value(inst)
     if mem is not None:

@@ -31,7 +31,8 @@ def _sym(expr, inst):
 @settings(max_examples=60, deadline=None)
 def test_closed_forms_match_sympy(P, m, v, placement, f, b):
     inst = Instance(P=P, m=m, v=v, placement=placement, f=f, b=b)
-    got = dict((n, val) for n, val, _ in mw.terms(inst))
+    got = {"mw_fill_drain": mw.fill_drain_value(inst), "mw_last_stage": mw.last_stage_value(inst),
+           "mw_vshape_pair": mw.vshape_pair_value(inst)}
     assert got["mw_fill_drain"] == _sym(mw.fill_drain_expr(), inst)
     assert got["mw_last_stage"] == _sym(mw.last_stage_expr(), inst)
     if placement == "vshape":
@@ -122,6 +123,11 @@ def test_looped_exact_flag_respects_memory():
 
 
 def test_numpy_matches_exact():
+    """closed_forms_np agrees with the exact MW2/MW3/MW4 (and these are the terms' values)."""
+    inst = Instance(P=3, m=2, v=2, placement="vshape", f=1, b=2)
+    named = {n: val for n, val, _ in mw.terms(inst)}
+    assert (named["mw_fill_drain"], named["mw_last_stage"], named["mw_vshape_pair"]) == \
+        (mw.fill_drain_value(inst), mw.last_stage_value(inst), mw.vshape_pair_value(inst))
     rng = np.random.default_rng(0)
     n = 200
     P_ = rng.integers(1, 9, n)
@@ -134,6 +140,7 @@ def test_numpy_matches_exact():
     for i in range(n):
         inst = Instance(P=int(P_[i]), m=int(m_[i]), v=int(v_[i]), f=f_[i], b=b_[i],
                         placement="vshape" if vs[i] else "looped")
-        names = {"mw_fill_drain", "mw_last_stage", "mw_vshape_pair"}
-        want = max(val for name, val, _ in mw.terms(inst) if name in names)
+        want = max(mw.fill_drain_value(inst), mw.last_stage_value(inst))
+        if vs[i]:
+            want = max(want, mw.vshape_pair_value(inst))
         assert got[i] == want
