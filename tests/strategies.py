@@ -195,18 +195,64 @@ def _copy(state: _State) -> _State:
                   list(state.live), state.orders)
 
 
-def random_schedule(inst: Instance, choose) -> Schedule:
-    """A valid schedule of ``inst``; ``choose(n)`` picks an index in ``range(n)`` at each step."""
+def _est(state: _State, ends: dict, free: list, op: Op):
+    """Earliest start of ``op`` if appended now (ASAP: its GPU's free time, its predecessors'
+    ends, plus ``c`` across GPUs)."""
+    inst = state.inst
+    s, j, k = op.stage, op.microbatch, op.kind
+    p = inst.gpu(s)
+    t = free[p]
+
+    def after(key):
+        nonlocal t
+        e = ends[key] + (inst.c if inst.gpu(key[0]) != p else 0)
+        t = max(t, e)
+
+    if k == "F" and s > 0:
+        after((s - 1, "F", j))
+    elif k == "R":
+        after((s, "F", j))
+    elif k in ("B", "I"):
+        if s == inst.S - 1:
+            after((s, "F", j))
+        else:
+            after((s + 1, "I", j) if (s + 1, "I", j) in ends else (s + 1, "B", j))
+        if (s, j) in state.checkpointed:
+            after((s, "R", j))
+    elif k == "W":
+        after((s, "I", j))
+    return t
+
+
+def random_schedule(inst: Instance, choose, timed: bool = False, slack=0) -> Schedule:
+    """A valid schedule of ``inst``; ``choose(n)`` picks an index in ``range(n)`` at each step.
+
+    ``timed=False``: any ready move may be picked. ``timed=True``: a randomized *greedy* list
+    scheduler: only moves whose earliest start is within ``slack`` of the earliest one are
+    offered first (the others, by start time, only if those are all unsafe), which gives
+    near-optimal schedules that probe the bounds much closer than uniform choices.
+    """
     state = _State(inst, set(), set(), set(), [0] * inst.P, [[] for _ in range(inst.P)])
     assert _safe(state), "the empty state must be safe"
+    ends: dict = {}
+    free = [Fraction(0)] * inst.P
     total_pairs = inst.S * inst.m
     while True:
         moves = _moves(state)
         if not moves:
             break
-        first = choose(len(moves))
-        for k in range(len(moves)):
-            op, keep = moves[(first + k) % len(moves)]
+        if timed:
+            est = [_est(state, ends, free, op) for op, _ in moves]
+            low = min(est) + slack
+            order = [i for i in range(len(moves)) if est[i] <= low]
+            first = choose(len(order))
+            order = order[first:] + order[:first] + sorted(
+                (i for i in range(len(moves)) if est[i] > low), key=lambda i: est[i])
+        else:
+            first = choose(len(moves))
+            order = [(first + k) % len(moves) for k in range(len(moves))]
+        for i in order:
+            op, keep = moves[i]
             stores = op.kind == "R" or (op.kind == "F" and keep)
             if stores:
                 trial = _copy(state)
@@ -215,14 +261,20 @@ def random_schedule(inst: Instance, choose) -> Schedule:
                 trial.live[inst.gpu(op.stage)] += 1
                 if not _safe(trial):
                     continue
+            if timed:
+                start = _est(state, ends, free, op)
+                ends[(op.stage, op.kind, op.microbatch)] = start + inst.duration(op.kind)
+                free[inst.gpu(op.stage)] = start + inst.duration(op.kind)
             _apply(state, op, keep)
             break
         else:  # pragma: no cover - the module docstring proves this cannot happen
             raise AssertionError(f"random list scheduler stuck on {inst}")
-    sched = Schedule.from_strings(inst, state.orders, source="random")
+    sched = Schedule.from_strings(inst, state.orders, source="greedy" if timed else "random")
     assert len(state.done) >= 2 * total_pairs
     res = simulate(sched)
     assert res.valid, (res.errors, json.dumps(document_from_schedule(sched)))
+    if timed:  # the greedy's own times are the ASAP times of the orders it built
+        assert res.makespan == max(ends.values())
     return sched
 
 
@@ -230,6 +282,16 @@ def random_schedule(inst: Instance, choose) -> Schedule:
 def schedules_of(draw, inst: Instance) -> Schedule:
     """Random valid schedules of one instance."""
     return random_schedule(inst, lambda n: draw(st.integers(0, n - 1)) if n > 1 else 0)
+
+
+@st.composite
+def greedy_schedules(draw, instance_strategy=None) -> Schedule:
+    """An instance, then a randomized greedy (time-aware) valid schedule of it: near-optimal
+    orders, to probe the lower bound from close by."""
+    inst = draw(instance_strategy if instance_strategy is not None else instances())
+    slack = draw(st.sampled_from([Fraction(0), Fraction(0), Fraction(1, 2), Fraction(2)]))
+    return random_schedule(inst, lambda n: draw(st.integers(0, n - 1)) if n > 1 else 0,
+                           timed=True, slack=slack)
 
 
 @st.composite
@@ -466,3 +528,28 @@ def mutations(draw, kind: str) -> Mutation:
         fused = inst.with_(b_I=None, b_W=None, b=inst.b)
         return done("durations", (), "I/W ops on an instance without b_I, b_W", fused)
     raise ValueError(f"unknown mutation kind {kind!r}")
+
+
+def hill_climb(schedule: Schedule, rng, steps: int = 200) -> Schedule:
+    """Local search on the orders: random moves of one op inside its GPU's order and removals
+    of ``R`` ops, keeping a move when the result is valid and not longer. Brings random or
+    greedy schedules close to optimal on small instances (to probe the bound from close by)."""
+    best, best_T = schedule, simulate(schedule).makespan
+    for _ in range(steps):
+        orders = [list(seq) for seq in best.orders]
+        p = rng.randrange(len(orders))
+        seq = orders[p]
+        if len(seq) < 2:
+            continue
+        i = rng.randrange(len(seq))
+        if seq[i].kind == "R" and rng.random() < 0.3:
+            del seq[i]
+        else:
+            op = seq.pop(i)
+            k = max(0, min(len(seq), i + rng.choice([-3, -2, -1, 1, 2, 3])))
+            seq.insert(k, op)
+        cand = Schedule(best.instance, tuple(tuple(x) for x in orders), source="hill-climb")
+        res = simulate(cand)
+        if res.valid and res.makespan <= best_T:
+            best, best_T = cand, res.makespan
+    return best

@@ -19,7 +19,10 @@ from hypothesis import given, strategies as st
 
 from bounds.evaluate import lower_bound
 from schedules import simulate
-from strategies import DURATIONS, instances, note_schedule, valid_schedules
+import random
+
+from strategies import (DURATIONS, greedy_schedules, hill_climb, instances, note_schedule,
+                        valid_schedules)
 
 
 @given(valid_schedules(instances(c=True)))
@@ -40,6 +43,26 @@ def test_random_low_memory_schedules_are_never_below_the_bound(sched):
     note_schedule(sched)
     res = simulate(sched)
     lb = lower_bound(sched.instance.with_(K=max(res.peak_memory)))
+    assert res.makespan >= lb.value, (lb.terms, res.makespan)
+
+
+@given(greedy_schedules(instances(c=True)))
+def test_greedy_schedules_are_never_below_the_bound(sched):
+    """Near-optimal schedules (randomized greedy list scheduling) probe the bound closely."""
+    note_schedule(sched)
+    res = simulate(sched)
+    lb = lower_bound(sched.instance.with_(K=max(res.peak_memory)))
+    assert res.makespan >= lb.value, (lb.terms, res.makespan)
+
+
+@given(greedy_schedules(instances(max_pairs=12)), st.integers(0, 2**32 - 1))
+def test_locally_optimized_schedules_are_never_below_the_bound(sched, seed):
+    """Greedy schedules improved by hill climbing (tests/strategies.py): the closest probe."""
+    better = hill_climb(sched, random.Random(seed), steps=150)
+    note_schedule(better)
+    res = simulate(better)
+    assert res.valid and res.makespan <= simulate(sched).makespan
+    lb = lower_bound(better.instance.with_(K=max(res.peak_memory)))
     assert res.makespan >= lb.value, (lb.terms, res.makespan)
 
 
