@@ -35,6 +35,9 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   MW1, and in closed form for ``f = b`` with ``m <= P`` or ``P | m`` (MW6a), see
   :mod:`schedules.constructions.multi_wave`.
 * **MW7 memory slots** (finite ``K``, recomputation allowed): see :func:`memory_slots_value`.
+* **MW8 forced recomputation** (fused, ``K < v``): every GPU recomputes at least ``v - K``
+  activations of each microbatch: ``T >= (v m + P - 1)(f + b) + m (v - K) f``; vshape with
+  ``K = 1``: ``T >= v P (f + b) + 2 (m - 1) b + m f``.
 """
 
 from __future__ import annotations
@@ -137,6 +140,55 @@ def memory_slots_gpu_expr(lengths: Iterable, head, tail, work) -> sp.Expr:
     for xx in range(n + 1):
         opts.append(sp.Max(work + xx * f, (sum(Ls[: n - xx], sp.Integer(0)) + xx * (f + b)) / K))
     return head + tail + sp.Min(*opts)
+
+
+def forced_remat_expr() -> sp.Expr:
+    """MW8a (fused, looped or vshape, ``K < v``): ``(v m + P - 1)(f + b) + m (v - K) f``.
+
+    Proof: let GPU ``p`` hold stages ``s_1 < ... < s_v``. While ``B(j, s_v)`` runs, activation
+    ``(j, s_v)`` is live, and so is every kept ``(j, s_i)``, ``i < v`` (live from the start of
+    ``F(j, s_i)``, before, to the end of ``B(j, s_i)``, after). Hence at most ``K - 1`` of the
+    lower stages are kept and at least ``v - K`` are recomputed, for every microbatch: GPU
+    ``P-1`` runs at least ``m (v - K)`` ops ``R`` of duration ``f`` besides its ``v m (f + b)``;
+    their heads (after a forward) and tails (before a backward of a stage ``>= P-1``) do not
+    lower MW2's head ``(P-1) f`` and tail ``(P-1) b``.
+    """
+    return (v * m + P - 1) * (f + b) + m * (v - K) * f
+
+
+def vshape_forced_remat_expr() -> sp.Expr:
+    """MW8b (fused, vshape, ``K = 1``, ``v >= 2``): ``v P (f + b) + 2 (m - 1) b + m f``.
+
+    Proof: with ``K = 1`` GPU ``P-1`` recomputes ``(j, P-1)`` for every ``j`` (MW8a: it is
+    below stage ``P`` on the same GPU), and ``R(j, P-1)`` cannot start before ``B(j, P)`` ends
+    (``(j, P)`` is live until then). So the backwards of stages ``P-1, P`` and these ``R`` ops,
+    ``m (2b + f)`` of work on GPU ``P-1``, start no earlier than the head ``S f + (S-1-P) b`` of
+    ``B(., P)`` and end with a tail ``>= (P-1) b``: MW1 with the ``R`` ops added.
+    """
+    return v * P * (f + b) + 2 * (m - 1) * b + m * f
+
+
+def forced_remat_value(inst: Instance) -> Optional[Fraction]:
+    """MW8a evaluated exactly; None unless fused, named placement, ``K < v``.
+
+    >>> forced_remat_value(Instance(P=2, m=2, v=2, K=1, f=1, b=2))
+    Fraction(17, 1)
+    """
+    if inst.split or inst.K is None or inst.K >= inst.v or inst.placement not in ("looped",
+                                                                                  "vshape"):
+        return None
+    return (inst.v * inst.m + inst.P - 1) * (inst.f + inst.b) + inst.m * (inst.v - inst.K) * inst.f
+
+
+def vshape_forced_remat_value(inst: Instance) -> Optional[Fraction]:
+    """MW8b evaluated exactly; None unless fused vshape with ``K = 1``.
+
+    >>> vshape_forced_remat_value(Instance(P=3, m=2, v=2, K=1, placement="vshape", f=1, b=2))
+    Fraction(24, 1)
+    """
+    if inst.split or inst.K != 1 or inst.placement != "vshape":
+        return None
+    return inst.S * (inst.f + inst.b) + 2 * (inst.m - 1) * inst.b + inst.m * inst.f
 
 
 # --------------------------------------------------------------------------- MW1 subset bound
@@ -346,6 +398,12 @@ def terms(inst: Instance) -> list[Term]:
     mem = memory_slots_value(inst)
     if mem is not None:
         out.append(("mw_memory_slots", mem, False))
+    forced = forced_remat_value(inst)
+    if forced is not None:
+        out.append(("mw_forced_remat", forced, False))
+    forced_v = vshape_forced_remat_value(inst)
+    if forced_v is not None:
+        out.append(("mw_vshape_forced_remat", forced_v, False))
     if case == "looped":
         out.append(("mw_looped_opt", looped_opt_value(inst), True))
     elif case == "vshape":

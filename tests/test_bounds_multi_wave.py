@@ -144,3 +144,23 @@ def test_numpy_matches_exact():
         if vs[i]:
             want = max(want, mw.vshape_pair_value(inst))
         assert got[i] == want
+
+
+def test_forced_remat_bounds_match_sympy_and_are_valid():
+    from bounds.symbols import substitutions as subs_of
+
+    for inst in (Instance(P=2, m=2, v=2, K=1, placement="vshape", f=1, b=2),
+                 Instance(P=3, m=1, v=3, K=2, f=Fraction(1, 2), b=1)):
+        assert mw.forced_remat_value(inst) == _sym(mw.forced_remat_expr(), inst)
+        if inst.placement == "vshape":
+            assert mw.vshape_forced_remat_value(inst) == _sym(mw.vshape_forced_remat_expr(), inst)
+    # m = 1, K = 1, vshape: chain + one recomputation, reached by the obvious schedule
+    from schedules import Schedule
+
+    inst = Instance(P=2, m=1, v=2, K=1, placement="vshape", f=1, b=2)
+    sched = Schedule.from_strings(inst, {0: ["0F0", "3F0", "3B0", "0R0", "0B0"],
+                                         1: ["1F0", "2F0", "2B0", "1R0", "1B0"]})
+    res = simulate(sched)
+    assert res.valid and res.makespan == mw.vshape_forced_remat_value(inst) == 13
+    assert lower_bound(inst).value == 13
+    assert mw.forced_remat_value(inst.with_(K=2)) is None
