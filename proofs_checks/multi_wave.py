@@ -417,7 +417,8 @@ def split_exhaustive(ctx: Context) -> CheckResult:
 def _memory_instances(mode: str) -> list[Instance]:
     if mode == "quick":
         return [Instance(P=2, m=mn, v=2, K=Kn, placement=pl, f=1, b=2)
-                for pl in ("looped", "vshape") for mn in (1, 2) for Kn in (1, 2)]
+                for pl in ("looped", "vshape") for mn in (1, 2) for Kn in (1, 2)] + \
+            [Instance(P=3, m=1, v=2, K=1, placement="vshape", f=2, b=1)]
     return [Instance(P=Pn, m=mn, v=2, K=Kn, placement=pl, f=1, b=2)
             for pl in ("looped", "vshape") for Pn in (2, 3) for mn in (1, 2, 3)
             for Kn in (1, 2, 3)]
@@ -428,9 +429,10 @@ def _memory_row(inst: Instance):
     return inst, lower_bound(inst).value, (r.makespan if r.status == "optimal" else None)
 
 
-@check("MW7 memory slots (and every multi-wave term) valid for finite K with recomputation",
+@check("MW7 memory slots, MW8 forced recomputation (every multi-wave term) valid for finite K",
        kind="exhaustive",
-       range={"quick": "data/optima.jsonl rows with v>=2, finite K; fresh: P=2, m<=2, K<=2",
+       range={"quick": "data/optima.jsonl rows with v>=2, finite K; fresh: P=2, m<=2, K<=2 "
+                       "and P=3, m=1, K=1 vshape",
               "full": "data/optima.jsonl rows with v>=2, finite K; fresh: P<=3, m<=3, K<=3"})
 def memory_exhaustive(ctx: Context) -> CheckResult:
     rows = [(i, lower_bound(i).value, o) for i, o in
