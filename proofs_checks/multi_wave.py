@@ -537,3 +537,74 @@ def vshape_periodic_wide(ctx: Context) -> CheckResult:
             bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {want}, "
                        f"LB {lb.value}, exact {lb.exact}")
     return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))
+
+
+@check("MW6b vshape m <= P: timetable inequalities of the proof", kind="symbolic",
+       range="v = 2, all P, 1 <= m <= P, 0 < f <= b (f > b by MW0)")
+def vshape_small_m_inequalities(ctx: Context) -> CheckResult:
+    # b = f + d, d >= 0; microbatch j <= P-1 written P = j + 1 + e; GPU q; q >= j: q = j + k;
+    # q <= j - 1: j = q + 1 + k; all new symbols nonnegative integers (f > 0).
+    d, e, k, q, j = sp.symbols("d e k q j", integer=True, nonnegative=True)
+    ff = sp.Symbol("f", positive=True)
+    bb = ff + d
+    Pj = j + 1 + e
+    t0 = 2 * Pj * ff
+    ineqs = {
+        # (i) microbatch j's no-wait head ends by GPU j's first backward: (2P+j) f <= t0 + j b
+        "pre-part chain": (t0 + j * bb) - (2 * Pj + j) * ff,
+        # (ii) wave-0 forward F(j,q) ends before GPU q's first backward at t0 + q b
+        "wave-0 forwards": (t0 + q * bb) - (q + 2 * j + 1) * ff,
+        # (iii) wave-1 forward F(j, 2P-1-q), q = j + k >= j, ends before t0 + q b
+        "wave-1 head forwards": (t0 + (j + k) * bb) - (2 * Pj - (j + k) + 2 * j) * ff,
+        # (v) slotted F(j, 2P-1) ends by the start beta_j = t0 + 2 j b of B(j, 2P-1)
+        "last forward": (t0 + 2 * j * bb) - (t0 + (2 * j - 1) * bb + ff),
+        # (vii) slotted F(j, 2P-1-q), j = q + 1 + k, starts after GPU q's first backward ends
+        "slot after head": (t0 + (2 * (q + 1 + k) - 1 - q) * bb) - (t0 + (q + 1) * bb),
+        # slotted precedence: F(j, 2P-2-q) on GPU q+1 (slot 2j-2-q) ends before slot 2j-1-q
+        "slot chain": (t0 + (2 * j - 1 - q) * bb) - (t0 + (2 * j - 2 - q) * bb + ff),
+        # makespan: B(m-1, 0) ends at MW4
+        "makespan": sp.expand((t0 + 2 * j * bb + (2 * Pj - 1) * bb + bb)
+                              - (2 * Pj * (ff + bb) + 2 * j * bb)),
+    }
+    bad = []
+    for name, e_ in ineqs.items():
+        ex = sp.expand(e_)
+        if name == "makespan":
+            if ex != 0:
+                bad.append(f"{name}: {ex}")
+        elif not (ex.is_nonnegative or ex == 0):
+            bad.append(f"{name}: {ex}")
+    # (vi) parity/range: slot 2j-1-q equals a backward slot 2P-1-q+2i only if j = P + i
+    i_ = sp.Symbol("i", integer=True, nonnegative=True)
+    sol = sp.solve(sp.Eq(2 * j - 1 - q, 2 * Pj - 1 - q + 2 * i_), j)
+    if sol:
+        bad.append(f"slot collision solvable: {sol}")
+    return CheckResult(len(ineqs) + 1, not bad, None, "; ".join(bad))
+
+
+def _small_m_row(inst: Instance):
+    from schedules.constructions.multi_wave import vshape_small_m
+
+    res = simulate(vshape_small_m(inst))
+    return inst, res.valid, res.makespan, lower_bound(inst)
+
+
+@check("MW6b vshape m <= P construction reaches MW4 (= OPT) for every P, f, b in range",
+       kind="exhaustive",
+       range={"quick": "vshape v=2, P<=8, m<=P, (f,b) in {(1,2),(3,1),(1/2,7/3),(2,9)}",
+              "full": "vshape v=2, P<=16, m<=P, 9 duration pairs incl. fractions"})
+def vshape_small_m_wide(ctx: Context) -> CheckResult:
+    quick = ctx.mode == "quick"
+    Ps = range(1, 9) if quick else range(1, 17)
+    durs = [(1, 2), (3, 1), (Fraction(1, 2), Fraction(7, 3)), (2, 9)]
+    if not quick:
+        durs += [(1, 1), (2, 3), (5, 6), (7, 2), (1, 10)]
+    items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=bd)
+             for Pn in Ps for mn in range(1, Pn + 1) for fd, bd in durs]
+    bad = []
+    for inst, valid, ms_, lb in _map(ctx, _small_m_row, items):
+        want = mw.vshape_pair_value(inst)
+        if not valid or ms_ != want or lb.value != want or not lb.exact:
+            bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {want}, "
+                       f"LB {lb.value}, exact {lb.exact}")
+    return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))

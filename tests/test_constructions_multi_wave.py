@@ -99,3 +99,29 @@ def test_vshape_periodic_reaches_mw4(P):
     if P > 1:
         assert vshape_periodic(Instance(P=P, m=P + 1, v=2, placement="vshape", f=1, b=1)) is None
     assert vshape_periodic(Instance(P=P, m=1, v=2, placement="vshape", f=1, b=2)) is None
+
+
+@given(st.integers(1, 12), st.data(), durations, durations)
+@settings(max_examples=60, deadline=None)
+def test_vshape_small_m_reaches_mw4(P, data, f, b):
+    """MW6b: for m <= P the explicit timetable is feasible and its makespan is MW4 = OPT."""
+    from schedules.constructions.multi_wave import vshape_small_m, vshape_small_m_times
+
+    m = data.draw(st.integers(1, P))
+    inst = Instance(P=P, m=m, v=2, placement="vshape", f=f, b=b)
+    res = simulate(vshape_small_m(inst))
+    assert res.valid and res.makespan == mw.vshape_pair_value(inst) == mw.gpu_subset_value(inst)
+    lb = lower_bound(inst)
+    assert lb.exact and lb.value == res.makespan
+    if f <= b:  # ASAP never later than the proof's timetable
+        plan = vshape_small_m_times(P, m, f, b)
+        for op, (start, _) in res.op_times().items():
+            assert start <= plan[(op.stage, op.kind, op.microbatch)]
+
+
+def test_vshape_small_m_matches_brute_force():
+    from schedules.constructions.multi_wave import vshape_small_m
+
+    for P, m, f, b in ((3, 2, 1, 3), (3, 3, 3, 1), (2, 2, 2, 3)):
+        inst = Instance(P=P, m=m, v=2, placement="vshape", f=f, b=b)
+        assert simulate(vshape_small_m(inst)).makespan == brute_force(inst)

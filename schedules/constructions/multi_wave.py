@@ -8,8 +8,10 @@
   and ``B(j, qP+p)`` at ``T_F + (P-1-p + (v-1-q) M + j) b`` with ``T_F = (P-1 + (v-1) M + m) f``,
   so its makespan is ``(P - 1 + (v-1) M + m)(f + b)``, the lower bound MW5 (proof in
   docs/theory_multiwave.md). Peak memory ``v m`` on every GPU.
-* **vshape** (fused, ``v = 2``): closed form only for ``f = b`` with ``m <= P`` or ``P | m``
-  (:func:`vshape_periodic`, MW6a). Otherwise :func:`vshape_certified` runs a bounded search
+* **vshape** (fused, ``v = 2``): closed forms for ``m <= P`` and every ``f, b``
+  (:func:`vshape_small_m`, MW6b) and for ``f = b`` with ``P | m`` (:func:`vshape_periodic`,
+  MW6a). Otherwise :func:`vshape_gap_fill` (a certificate when it reaches the bound) or
+  :func:`vshape_certified`, which runs a bounded search
   (Giffler-Thompson active schedules aimed at the lower bound, at most ``NODE_FACTOR x #ops``
   nodes per time orientation, heavier pass first) and returns a schedule only when its
   makespan *equals* the lower bound of :mod:`bounds.multi_wave`: a per-instance certificate of
@@ -207,6 +209,22 @@ def vshape_certified(inst: Instance) -> Optional[Schedule]:
     return None
 
 
+@lru_cache(maxsize=4096)
+def _certified_gap_fill(inst: Instance) -> Optional[Schedule]:
+    """:func:`vshape_gap_fill` when its simulated makespan equals MW1 (a certificate)."""
+    from bounds.multi_wave import gpu_subset_value
+
+    if inst.split or inst.placement != "vshape" or inst.v != 2 or inst.c != 0:
+        return None
+    if inst.m > inst.P and 2 * inst.m * inst.S > 4 * VSHAPE_MAX_OPS:
+        return None  # outside the regime where it is known to work; keep the bound cheap
+    sched = vshape_gap_fill(inst)
+    if sched is None:
+        return None
+    res = simulate(sched)
+    return sched if res.valid and res.makespan == gpu_subset_value(inst) else None
+
+
 def vshape_proven(inst: Instance) -> bool:
     """True when :func:`vshape_certified` certifies ``inst`` (memory aside)."""
     return vshape_certified(inst.with_(K=None)) is not None
@@ -242,6 +260,115 @@ def vshape_periodic(inst: Instance) -> Optional[Schedule]:
     return Schedule(inst, tuple(tuple(o) for o in orders), source="multi_wave.vshape_periodic")
 
 
+# --------------------------------------------------------------------------- vshape m <= P
+def vshape_small_m_times(P: int, m: int, fu, bu) -> dict:
+    """The MW6b timetable (``m <= P``, ``fu <= bu``): start time of every op ``(s, kind, j)``.
+
+    * backwards: ``B(j,s)`` at ``2P f + 2 j b + (2P-1-s) b``;
+    * forwards of stages ``s <= 2P-1-j``: ``(s + 2j) f`` (no-wait, two forwards per ``2f``);
+    * forwards of stages ``2P-1-q`` for ``q < j`` (GPU ``q``): ``2P f + (2j - 1 - q) b``, in the
+      window of length ``b`` that GPU ``q`` leaves free between two of its backwards.
+    """
+    S = 2 * P
+    t0 = S * fu
+    times = {}
+    for j in range(m):
+        for s in range(S):
+            times[(s, "B", j)] = t0 + 2 * j * bu + (S - 1 - s) * bu
+            if s <= S - 1 - j:
+                times[(s, "F", j)] = (s + 2 * j) * fu
+            else:
+                q = S - 1 - s
+                times[(s, "F", j)] = t0 + (2 * j - 1 - q) * bu
+    return times
+
+
+def vshape_small_m(inst: Instance) -> Optional[Schedule]:
+    """MW6b: fused vshape, ``v = 2``, ``m <= P``, any ``f, b``: the orders of
+    :func:`vshape_small_m_times` (time-reversed when ``f > b``, MW0); makespan
+    ``MW4 = 2P(f+b) + 2(m-1) max(f, b)``, the optimum (proof: docs/theory_multiwave.md).
+
+    >>> simulate(vshape_small_m(Instance(P=4, m=3, v=2, placement="vshape", f=1, b=3))).makespan
+    Fraction(44, 1)
+    """
+    if (inst.split or inst.placement != "vshape" or inst.v != 2 or inst.c != 0
+            or inst.m > inst.P):
+        return None
+    reverse = inst.f > inst.b
+    fu, bu = (inst.b, inst.f) if reverse else (inst.f, inst.b)
+    times = vshape_small_m_times(inst.P, inst.m, fu, bu)
+    orders = [[] for _ in range(inst.P)]
+    for (s, kind, j), _ in sorted(times.items(), key=lambda kv: kv[1]):
+        orders[inst.gpu(s)].append(Op(s, kind, j))
+    if reverse:
+        orders = _reverse(orders)
+    return Schedule(inst, tuple(tuple(o) for o in orders), source="multi_wave.vshape_small_m")
+
+
+# --------------------------------------------------------------------------- vshape gap fill
+def _gap_fill_orders(P: int, m: int, fu: int, bu: int):
+    """Per-GPU op lists of the gap-fill timetable (integer durations, ``bu >= fu``), and
+    whether every forward chain meets its backward start (then the makespan is MW4)."""
+    S = 2 * P
+    gpu = [s % P if s < P else S - 1 - s for s in range(S)]
+    busy = [[] for _ in range(P)]
+    start = {}
+    for j in range(m):
+        beta = S * fu + 2 * j * bu
+        for s in range(S):
+            t = beta + (S - 1 - s) * bu
+            busy[gpu[s]].append((t, t + bu))
+            start[(s, "B", j)] = t
+    for seq in busy:
+        seq.sort()
+    ok = True
+    for j in range(m):
+        ready = 0
+        for s in range(S):
+            seq = busy[gpu[s]]
+            t = ready
+            for a, e in seq:  # earliest free window [t, t + f) at or after ready
+                if e <= t:
+                    continue
+                if a >= t + fu:
+                    break
+                t = e
+            seq.append((t, t + fu))
+            seq.sort()
+            start[(s, "F", j)] = t
+            ready = t + fu
+        ok = ok and ready <= start[(S - 1, "B", j)]
+    orders = [[] for _ in range(P)]
+    for (s, kind, j), t in sorted(start.items(), key=lambda kv: (kv[1], kv[0][1] == "F")):
+        orders[gpu[s]].append(Op(s, kind, j))
+    return orders, ok
+
+
+def vshape_gap_fill(inst: Instance) -> Optional[Schedule]:
+    """MW6b: fused vshape, ``v = 2``: the backwards on the fixed timetable
+    ``B(j,s)`` at ``2P f + 2 j M + (2P-1-s) M`` (``M = max(f, b)``, collision-free by parity),
+    the forwards placed greedily, microbatch by microbatch and stage by stage, each at the
+    earliest free window of its GPU after its predecessor (time-reversed when ``f > b``, MW0).
+    Returned only when every forward chain meets its backward start, i.e. when the makespan is
+    ``MW4 = 2P(f+b) + 2(m-1) max(f, b)``; this happened on every instance with ``m <= P`` that
+    was checked (docs/theory_multiwave.md).
+
+    >>> simulate(vshape_gap_fill(Instance(P=4, m=3, v=2, placement="vshape", f=1, b=3))).makespan
+    Fraction(44, 1)
+    """
+    if inst.split or inst.placement != "vshape" or inst.v != 2 or inst.c != 0:
+        return None
+    u = inst.unit
+    fu, bu = int(inst.f * u), int(inst.b * u)
+    reverse = fu > bu
+    orders, ok = _gap_fill_orders(inst.P, inst.m, bu if reverse else fu, fu if reverse else bu)
+    if not ok:
+        return None
+    if reverse:
+        orders = _reverse(orders)
+    return Schedule(inst, tuple(tuple(o) for o in orders), source="multi_wave.vshape_gap_fill")
+
+
 # --------------------------------------------------------------------------- hook
 def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     """A schedule proven optimal for ``inst`` (``v >= 2``), or None.
@@ -263,6 +390,10 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
         return looped_bfs(inst)
     if inst.placement == "vshape":
         sched = vshape_periodic(inst) if inst.c == 0 else None
+        if sched is None:
+            sched = vshape_small_m(inst)
+        if sched is None:
+            sched = _certified_gap_fill(inst.with_(K=None))
         if sched is None:
             sched = vshape_certified(inst.with_(K=None))
         if sched is None:
