@@ -62,6 +62,27 @@ def test_bound_and_search_match_exhaustive_enumeration(inst):
         assert r.makespan == opt
 
 
+@st.composite
+def tiny_instances(draw):
+    """Shapes the enumeration handles in well under a second, any K, durations and delay c."""
+    P, m, v = draw(st.sampled_from([(2, 1, 1), (2, 2, 1), (3, 1, 1), (4, 1, 1), (2, 1, 2)]))
+    inst = draw(instances(max_P=P, v=v, max_m=m, c=True, max_K=3))
+    return inst.with_(P=P, m=m, placement=inst.placement)
+
+
+@settings(max_examples=30)
+@given(tiny_instances())
+def test_bound_is_valid_and_exact_claims_hold_against_enumeration(inst):
+    """LB <= OPT, and LB == OPT wherever the bound says ``exact`` (OPT by exhaustive
+    enumeration, independent of the bounds and of the search)."""
+    opt, witness = brute_opt(inst)
+    note_schedule(witness, "an optimal schedule")
+    lb = lower_bound(inst)
+    assert lb.value <= opt, (lb.terms, opt)
+    if lb.exact:
+        assert lb.value == opt, (lb.terms, opt)
+
+
 @settings(max_examples=25)
 @given(instances(max_P=3, max_v=2, max_m=4, max_pairs=8, max_K=3))
 def test_search_results_are_consistent_with_the_bound(inst):
