@@ -106,7 +106,7 @@ def test_search_results_are_consistent_with_the_bound(inst):
 @st.composite
 def exact_case_instances(draw):
     """Instances in the exact regimes: K = 1, or K large enough not to bind (or unconstrained)."""
-    inst = draw(instances(max_P=5, max_v=3, max_m=8, max_pairs=40, K="inf"))
+    inst = draw(instances(max_P=5, max_v=3, max_m=8, max_pairs=40, K="inf", c=True))
     K = draw(st.sampled_from([1, None, inst.v * inst.m, inst.v * inst.m + 3]))
     return inst.with_(K=K)
 
