@@ -7,7 +7,10 @@ Groups (the targets of the issue; docs/search.md reports the measured numbers):
 * ``split``: split backward, ``P <= 3``, ``m <= 6``;
 * ``k1``: ``P = 4, m = 10, K = 1, f = 1, b = 2``;
 * ``largest``: for each family and ``K`` in ``{1, 2, inf}``, the largest ``m`` proven within
-  ``--largest-limit`` seconds (``m`` grows until a failure).
+  ``--largest-limit`` seconds (``m`` grows until a failure);
+* ``crosscheck``: every proven row of data/optima.jsonl with ``P m v <= --max-size`` (every
+  ``--sample``-th) solved again by *both* engines without known schedules (so neither is
+  seeded by the generators); counts the instances both prove and whether they agree.
 
 ``--durations base`` keeps ``f = 1, b = 2`` (split ``b_I = b_W = 1``) only; ``--sample N`` takes
 every N-th instance. The summary line per group: instances, proven optimal, proven within the
@@ -90,9 +93,45 @@ def largest(args) -> None:
                       flush=True)
 
 
+def crosscheck(args) -> None:
+    from fractions import Fraction
+
+    from optima_table import DEFAULT_OUT, read_table
+    from schedules import Instance
+    from schedules.search import solve
+
+    rows = [r for r in read_table(DEFAULT_OUT).values()
+            if r["status"] == "optimal" and r["P"] * r["m"] * r["v"] <= args.max_size]
+    rows.sort(key=lambda r: (r["P"] * r["m"] * r["v"], json_key(r)))
+    rows = rows[::args.sample]
+    both = agree = 0
+    bad = []
+    for r in rows:
+        inst = Instance.from_dict(r)
+        a = solve(inst, time_limit=args.time_limit, engine="search", use_known=False)
+        b = solve(inst, time_limit=args.time_limit, engine="cpsat", use_known=False)
+        if a.status == "optimal" and b.status == "optimal":
+            both += 1
+            if a.makespan == b.makespan == Fraction(r["opt"]):
+                agree += 1
+            else:
+                bad.append((describe(inst), a.makespan, b.makespan, r["opt"]))
+        print(f"{describe(inst):40s} search {a.status} {a.makespan} ({a.seconds:.2f} s)  "
+              f"cpsat {b.status} {b.makespan} ({b.seconds:.2f} s)  table {r['opt']}", flush=True)
+    print(f"# crosscheck: {len(rows)} instances, both engines proved {both}, agree {agree}, "
+          f"disagree {len(bad)}: {bad}", flush=True)
+
+
+def json_key(r) -> str:
+    import json
+
+    return json.dumps(r, sort_keys=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("groups", nargs="+", choices=("single", "multi", "split", "k1", "largest"))
+    ap.add_argument("groups", nargs="+", choices=("single", "multi", "split", "k1", "largest",
+                                                  "crosscheck"))
     ap.add_argument("--engine", default="search", choices=("search", "cpsat"))
     ap.add_argument("--durations", default="all", choices=("base", "all"))
     ap.add_argument("--time-limit", type=float, default=10.0)
@@ -101,6 +140,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-P", type=int, default=4)
     ap.add_argument("--max-m", type=int, default=8)
     ap.add_argument("--sample", type=int, default=1)
+    ap.add_argument("--max-size", type=int, default=12, help="crosscheck: max P*m*v")
     args = ap.parse_args(argv)
     for g in args.groups:
         if g == "k1":
@@ -109,6 +149,8 @@ def main(argv=None) -> int:
             bench_group(g, [Instance(P=4, m=10, K=1, f=1, b=2).to_dict()], args)
         elif g == "largest":
             largest(args)
+        elif g == "crosscheck":
+            crosscheck(args)
         else:
             ds = instances(g, args.durations, args.max_P, args.max_m)[::args.sample]
             bench_group(g, ds, args)
