@@ -366,6 +366,9 @@ def exact_case(inst: Instance) -> Optional[str]:
         return None
     if inst.placement == "looped":
         return "looped" if inst.K is None or inst.K >= inst.v * inst.m else None
+    if inst.placement == "vshape" and inst.v == 2 and inst.K is None and (
+            inst.m <= inst.P or (inst.f == inst.b and inst.m % inst.P == 0)):
+        return "vshape"  # MW6b / MW6a closed forms, no need to build the schedule
     if inst.placement == "vshape" and _vshape_certified(inst):
         return "vshape"
     return None
