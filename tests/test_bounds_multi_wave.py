@@ -147,8 +147,6 @@ def test_numpy_matches_exact():
 
 
 def test_forced_remat_bounds_match_sympy_and_are_valid():
-    from bounds.symbols import substitutions as subs_of
-
     for inst in (Instance(P=2, m=2, v=2, K=1, placement="vshape", f=1, b=2),
                  Instance(P=3, m=1, v=3, K=2, f=Fraction(1, 2), b=1)):
         assert mw.forced_remat_value(inst) == _sym(mw.forced_remat_expr(), inst)
