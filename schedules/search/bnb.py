@@ -185,10 +185,11 @@ class Search:
 
         For every unscheduled op ``o`` a head ``r_o`` (earliest start: its GPU's free time and
         its chain predecessors' heads plus durations) and a tail ``q_o`` (the chain that must
-        follow it) are computed. Each op gives ``r_o + d_o + q_o``; each GPU, whose remaining ops
-        run one at a time, gives the one-machine bounds ``max_h (h + sum_{r_o >= h} d_o +
-        min_{r_o >= h} q_o)`` and ``max_q (min_{q_o >= q} r_o + sum_{q_o >= q} d_o + q)``.
-        Optional recomputes not yet decided count for nothing. Returns early once ``>= U``.
+        follow it) are computed. Each microbatch gives the end of its chain; each GPU, whose
+        remaining ops run one at a time, gives the one-machine bound ``max_h (h + sum_{r_o >= h}
+        d_o + min_{r_o >= h} q_o)`` and, when ``K`` binds, the memory-window bound
+        (docs/search.md). Optional recomputes not yet decided count for nothing. Returns early
+        once ``>= U``.
         """
         mdl = self.mdl
         S, gpu, fr = mdl.S, mdl.gpu, self.fr
@@ -307,19 +308,6 @@ class Search:
                 if q < mq:
                     mq = q
                 v = h + sd + mq
-                if v > best:
-                    best = v
-            if best >= U:
-                return best
-            # by tails, largest first
-            lst.sort(key=lambda x: -x[2])
-            sd = 0
-            mr = 1 << 60
-            for h, d, q in lst:
-                sd += d
-                if h < mr:
-                    mr = h
-                v = mr + sd + q
                 if v > best:
                     best = v
             if best >= U:
@@ -454,6 +442,12 @@ class Search:
         return self.node_bound(1 << 60)
 
     def dfs(self) -> None:
+        """Explore the current node, whose bound is known to be ``< U`` (see :meth:`run`).
+
+        Children are bounded here, before recursion: those with a bound ``>= U`` are cut
+        without a visit, the others are explored in order of increasing bound, then start
+        time and kind (best first: good schedules early, so the incumbent drops fast).
+        """
         self.nodes += 1
         if not self.nodes & 1023:
             if self.deadline is not None and time.monotonic() > self.deadline:
@@ -470,15 +464,23 @@ class Search:
                 self.best = list(self.path)
                 self.found = True
             return
-        if self.node_bound(self.U) >= self.U:
-            return
         m = self.mdl.m
         rows = [self.row(j) for j in range(m)]
         struct, times = self.key(rows)
         if self.dominated(struct, times):
             return
+        children = []
         for h, kind, j, s in self.candidates(rows):
             if h >= self.U:
+                break
+            saved = self.apply(h, kind, j, s)
+            b = self.node_bound(self.U) if self.left else max(self.fr)
+            self.undo(saved)
+            if b < self.U:
+                children.append((b, h, kind, j, s))
+        children.sort()
+        for b, h, kind, j, s in children:
+            if b >= self.U:
                 break
             saved = self.apply(h, kind, j, s)
             self.dfs()
@@ -506,7 +508,8 @@ class Search:
         self.run_limit = None if nodes is None else self.nodes + nodes
         complete = True
         try:
-            if self.U > self.lower:
+            self.reset()
+            if self.U > self.lower and self.node_bound(self.U) < self.U:
                 self.dfs()
         except _Timeout:
             complete = False
