@@ -1,0 +1,445 @@
+"""Machine checks of the single-wave theorems (docs/theory.md, ``v = 1``).
+
+Symbolic checks: sympy proves the identities and inequalities the proofs use (reductions of
+T2/T3 to T1 on the last GPU, monotonicity in ``K``, the piecewise form of T3's ``W_p``, the
+split bound's reduction to the ZB-H1/ZB-H2 bubbles) and that every theorem's sympy expression
+evaluates to the exact Fraction evaluator's value.
+
+Exhaustive checks: over a declared range, the exact optimum comes from
+:func:`schedules.search.solve` run **independently of the bound under test** (its root bound,
+which normally is :func:`bounds.lower_bound`, is replaced by the trivial work/chain terms for
+the duration of the solve, so a wrong bound cannot certify itself); then ``LB <= OPT`` always,
+``LB = OPT`` wherever ``exact`` is claimed, and every constructive schedule is valid, within
+``K`` and has makespan ``LB``. An instance the solver does not close within the time limit is
+reported in the detail (its incumbent still gives ``LB <= incumbent`` only when the incumbent
+equals LB is the instance counted as closed).
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+from fractions import Fraction
+from typing import Iterable, Optional
+
+import sympy as sp
+
+from .registry import CheckResult, Context, check
+
+DUR3 = (1, 2, 3)
+PAIRS_QUICK = ((1, 1), (1, 2), (2, 1), (2, 3), (3, 2))
+PAIRS_FULL = tuple((a, c) for a in DUR3 for c in DUR3)
+
+
+# --------------------------------------------------------------------------- helpers
+def resolve_minmax(expr: sp.Expr) -> sp.Expr:
+    """Drop every argument of a ``Max``/``Min`` that sympy proves dominated (the difference
+    factors into a provably non-negative expression), until nothing changes."""
+
+    def one(node):
+        is_max = isinstance(node, sp.Max)
+        args = list(node.args)
+        keep = []
+        for i, a in enumerate(args):
+            dominated = False
+            for j, c in enumerate(args):
+                if i == j:
+                    continue
+                diff = sp.factor(sp.simplify((c - a) if is_max else (a - c)))
+                if diff.is_nonnegative and not (diff == 0 and j > i):
+                    dominated = True
+                    break
+            if not dominated:
+                keep.append(a)
+        return keep[0] if len(keep) == 1 else (sp.Max if is_max else sp.Min)(*keep)
+
+    for _ in range(12):
+        new = expr.replace(lambda n: isinstance(n, (sp.Max, sp.Min)), one)
+        if new == expr:
+            break
+        expr = new
+    return expr
+
+
+@contextmanager
+def independent_solver():
+    """Make :func:`schedules.search.solve` use only the trivial bounds (work, chain) at its
+    root, so that optima it certifies do not depend on the theorems being checked."""
+    import importlib
+
+    from bounds.evaluate import basic_terms
+
+    solve_mod = importlib.import_module("schedules.search.solve")  # the module, not the function
+
+    saved = solve_mod.root_lower_bound
+    solve_mod.root_lower_bound = lambda inst: max(v for _, v, _ in basic_terms(inst))
+    try:
+        yield solve_mod.solve
+    finally:
+        solve_mod.root_lower_bound = saved
+
+
+def _solve_one(job: tuple[dict, float]) -> dict:
+    """Worker: the independent optimum of one instance, with the bound and the construction."""
+    from bounds import lower_bound
+    from schedules import Instance, simulate
+    from schedules.constructions import optimal_schedule
+
+    raw, time_limit = job
+    inst = Instance.from_dict(raw)
+    lb = lower_bound(inst)
+    out = {"instance": raw, "lb": lb.value, "exact": lb.exact, "terms": dict(lb.terms)}
+    with independent_solver() as solve:
+        res = solve(inst, time_limit=time_limit, engine="search")
+        if res.status not in ("optimal",) and res.makespan != lb.value:
+            try:
+                res = solve(inst, time_limit=time_limit, engine="cpsat")
+            except Exception:  # noqa: BLE001 - ortools missing: keep the search result
+                pass
+    out["status"], out["opt"] = res.status, res.makespan
+    sched = optimal_schedule(inst)
+    if sched is not None:
+        sim = simulate(sched)
+        out["construction"] = (sim.valid, sim.makespan, max(sim.peak_memory))
+    return out
+
+
+def _run(ctx: Context, jobs: list[tuple[dict, float]]) -> list[dict]:
+    if ctx.workers > 1 and len(jobs) > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(ctx.workers) as pool:
+            return pool.map(_solve_one, jobs, chunksize=1)
+    return [_solve_one(j) for j in jobs]
+
+
+def _fused(Ps: Iterable[int], ms: Iterable[int], pairs, Ks=None) -> list[dict]:
+    """Fused v = 1 instances; ``Ks`` None means every K in 1..m-1 and unconstrained."""
+    out = []
+    for P, m, (f, b) in itertools.product(Ps, ms, pairs):
+        for K in (list(range(1, m)) + [None] if Ks is None else Ks):
+            if K is not None and K >= m and K != 1:
+                continue
+            out.append({"P": P, "m": m, "K": K, "v": 1, "f": f, "b": b})
+    return out
+
+
+def _closed(r: dict) -> Optional[Fraction]:
+    """The optimum when known: solver optimal, or an incumbent equal to the (valid) bound."""
+    if r["status"] == "optimal":
+        return r["opt"]
+    if r["opt"] is not None and r["opt"] == r["lb"]:
+        return r["opt"]
+    return None
+
+
+def _judge(rows: list[dict], claim_exact: bool = True) -> CheckResult:
+    worst, fails, open_ = None, [], []
+    ratios = []
+    for r in rows:
+        opt = _closed(r)
+        if opt is None:
+            open_.append(r["instance"])
+            if r["opt"] is not None and r["opt"] < r["lb"]:
+                fails.append(f"incumbent {r['opt']} below LB {r['lb']}: {r['instance']}")
+            continue
+        ratio = opt / r["lb"]
+        ratios.append(ratio)
+        worst = ratio if worst is None else max(worst, ratio)
+        if r["lb"] > opt:
+            fails.append(f"LB {r['lb']} > OPT {opt}: {r['instance']} terms {r['terms']}")
+        if claim_exact and r["exact"] and r["lb"] != opt:
+            fails.append(f"claimed exact but LB {r['lb']} != OPT {opt}: {r['instance']}")
+        c = r.get("construction")
+        if c is not None:
+            valid, ms, peak = c
+            K = r["instance"]["K"]
+            if not valid or ms != r["lb"] or (K is not None and peak > K) or ms != opt:
+                fails.append(f"construction {c} vs LB {r['lb']} OPT {opt}: {r['instance']}")
+    n = len(rows) - len(open_)
+    mean = (sum(ratios) / len(ratios)) if ratios else None
+    detail = (f"{n} closed, {len(open_)} open; mean OPT/LB "
+              f"{float(mean):.4f}" if mean is not None else f"{n} closed")
+    if open_:
+        detail += f"; open: {open_[:3]}"
+    if fails:
+        detail = f"{len(fails)} failures; first: {fails[0]}; " + detail
+    return CheckResult(n, not fails, worst, detail)
+
+
+# --------------------------------------------------------------------------- symbolic checks
+@check("T1 fill-drain (T2, T3 reduce to it on GPU P-1)", kind="symbolic",
+       range="all P, m >= 1, K >= 1, f, b > 0")
+def reductions_to_fill_drain(ctx: Context) -> CheckResult:
+    from bounds.single_wave import (fill_drain_expr, memory_time_gpu_expr, p,
+                                    single_slot_gpu_expr)
+    from bounds.symbols import K, P, m
+
+    k = sp.Symbol("k", integer=True, nonnegative=True)
+    n = sp.Symbol("n", integer=True, nonnegative=True)
+    ok = True
+    e2 = resolve_minmax(memory_time_gpu_expr().subs(p, P - 1).subs(K, 1 + k))
+    ok &= sp.simplify(e2 - fill_drain_expr()) == 0
+    for s in (0, 1):  # m even / odd resolves floor(m/2)
+        e3 = sp.simplify(single_slot_gpu_expr().subs(p, P - 1).subs(m, 2 * n + s))
+        ok &= sp.simplify(resolve_minmax(e3) - fill_drain_expr().subs(m, 2 * n + s)) == 0
+    return CheckResult(3, bool(ok), None, "T2|p=P-1 and T3|p=P-1 (m = 2n, 2n+1) equal T1")
+
+
+@check("T2 memory-time (non-increasing in K; = work when K >= d)", kind="symbolic",
+       range="all P, m, K >= 1, 0 <= r <= m, f, b > 0")
+def memory_time_monotone(ctx: Context) -> CheckResult:
+    from bounds.symbols import K, P, b, f, m
+
+    r, s = sp.symbols("r s", integer=True, nonnegative=True)
+    d = sp.Symbol("d", integer=True, positive=True)
+    B = f + b
+    mem = ((m - r) * d + r) * B / K
+    ok = True
+    # d/dK of the memory term is <= 0 (for every 0 <= r <= m: m = r + s), so each max(.) and
+    # their min fall with K
+    ok &= sp.factor(sp.simplify(-sp.diff(mem, K)).subs(m, r + s)).is_nonnegative is True
+    # with K >= d: the memory term at r = 0 is <= work m B
+    k = sp.Symbol("k", integer=True, nonnegative=True)
+    ok &= sp.factor(sp.simplify(m * B - mem.subs(r, 0).subs(K, d + k))).is_nonnegative is True
+    return CheckResult(2, bool(ok), None, "dT2/dK <= 0 termwise; K >= d gives r* = 0, T2 = work")
+
+
+@check("T3 single slot (piecewise-linear W_p; minimiser at the breakpoints)", kind="symbolic",
+       range="all x, c >= 0, f > 0, 0 <= r0 < f")
+def single_slot_piecewise(ctx: Context) -> CheckResult:
+    from bounds.symbols import b, f
+
+    xs, t, c, G, mm, r0 = sp.symbols("x t c G m r0", nonnegative=True)
+    B = f + b
+
+    def W(m_, x_):
+        N = m_ - x_
+        return (m_ * B + N * f + x_ * G - f * sp.Min(N, x_ * c)
+                - r0 * sp.Min(x_, sp.Max(0, N - x_ * c)))
+
+    ok = True
+    # regime 1: N - x c >= x  (m = x(c+2) + t): slope -f
+    m1 = xs * (c + 2) + t
+    e = resolve_minmax(sp.expand(W(m1, xs)))
+    ok &= sp.simplify(e - (m1 * B + (m1 - xs) * f + xs * G - f * xs * c - r0 * xs)) == 0
+    # regime 2: 0 <= N - x c <= x  (m = x(c+1) + t, t <= x): W = m B + x G + (f - r0) t
+    s = sp.Symbol("s", nonnegative=True)  # x = t + s
+    m2 = (t + s) * (c + 1) + t
+    e = resolve_minmax(sp.expand(W(m2, t + s)))
+    ok &= sp.simplify(e - (m2 * B + (t + s) * G + (f - r0) * t)) == 0
+    # regime 3: N <= x c  (m = x(c+1) - t, t >= 0): W = m B + x G
+    m3 = xs * (c + 1) - t
+    e = W(m3, xs).subs(sp.Min(m3 - xs, xs * c), m3 - xs)
+    e = e.subs(sp.Max(0, m3 - xs - xs * c), 0)
+    ok &= sp.simplify(resolve_minmax(sp.expand(e)) - (m3 * B + xs * G)) == 0
+    return CheckResult(3, bool(ok), None, "W_p linear on [0, m/(c+2)], [m/(c+2), m/(c+1)], "
+                                          "[m/(c+1), m] with slopes -f, G-(f-r0)(c+1), G")
+
+
+@check("S1 split drain (reduces to the ZB-H1 / ZB-H2 bubbles)", kind="symbolic",
+       range="all P, m >= K, b_I >= (K-1)/(P-1) b_W")
+def split_reductions(ctx: Context) -> CheckResult:
+    from bounds.single_wave import p, split_drain_gpu_expr
+    from bounds.symbols import K, P, b_I, b_W, f, m
+
+    u = sp.Symbol("u", nonnegative=True)
+    e = split_drain_gpu_expr().subs(p, P - 1)
+    ok = True
+    # K = P <= m, b_I = b_W + u: m (f+b) + (P-1)(f + b_I - b_W)
+    h1 = e.subs(K, P).subs(sp.Min(P, m), P).subs(b_I, b_W + u)
+    ok &= sp.simplify(resolve_minmax(h1) - (m * (f + 2 * b_W + u) + (P - 1) * (f + u))) == 0
+    # K = 2P - 1 <= m, b_I = 2 b_W + u: m (f+b) + (P-1)(f + b_I - 2 b_W)
+    h2 = e.subs(K, 2 * P - 1).subs(sp.Min(2 * P - 1, m), 2 * P - 1).subs(b_I, 2 * b_W + u)
+    ok &= sp.simplify(resolve_minmax(h2) - (m * (f + 3 * b_W + u) + (P - 1) * (f + u))) == 0
+    return CheckResult(2, bool(ok), None, "K=P: bubble (P-1)(f+b_I-b_W); K=2P-1: (P-1)(f+b_I-2b_W)")
+
+
+def exact_function(expr: sp.Expr, args):
+    """``expr`` as a Python function evaluated in exact Fraction arithmetic (sympy's lambdify
+    with ``floor``/``ceiling``/``Min``/``Max`` mapped to Python's; pass Fractions)."""
+    import math
+
+    return sp.lambdify(args, expr, modules=[{"floor": math.floor, "ceiling": math.ceil}, "math"])
+
+
+@check("T1-T3, S1-S3 (sympy expression = exact evaluation)", kind="symbolic",
+       range={"quick": "P <= 4, m <= 6, K in {1,2,3}, f, b in {1,2,3} (+ split)",
+              "full": "P <= 8, m <= 16, K in {1..5}, f, b in {1,2,3,4,1/2,3/2} (+ split)"})
+def expressions_match_evaluation(ctx: Context) -> CheckResult:
+    """Each theorem's sympy expression, evaluated exactly (lambdified over Fractions; a sample
+    also through ``subs``), equals the Fraction evaluator of :mod:`bounds.single_wave`; and
+    T3's closed-form minimum over ``x`` equals the brute minimum over every ``x``."""
+    from bounds import single_wave as sw
+    from bounds.symbols import K, P, b, b_I, b_W, f, m, substitutions
+    from schedules import Instance
+
+    full = ctx.mode == "full"
+    Pr, mr, Kr = (range(1, 9), range(1, 17), (1, 2, 3, 4, 5)) if full else \
+        (range(1, 5), range(1, 7), (1, 2, 3))
+    durs = (1, 2, 3, 4, Fraction(1, 2), Fraction(3, 2)) if full else (1, 2, 3)
+    fused_args = (P, m, K, f, b, sw.p)
+    split_args = (P, m, K, f, b_I, b_W, sw.p)
+    t2 = exact_function(sw.memory_time_gpu_expr(), fused_args)
+    t3 = exact_function(sw.single_slot_gpu_expr(), fused_args)
+    s1 = exact_function(sw.split_drain_gpu_expr(), split_args)
+    s3 = exact_function(sw.split_memory_time_gpu_expr(), split_args)
+    F = Fraction
+    n, fails = 0, []
+    for P_, m_, K_, f_, b_ in itertools.product(Pr, mr, Kr, durs, durs):
+        inst = Instance(P=P_, m=m_, K=K_, f=f_, b=b_)
+        a = (F(P_), F(m_), F(K_), inst.f, inst.b)
+        n += 1
+        if max(t2(*a, F(q)) for q in range(P_)) != sw.memory_time_value(inst):
+            fails.append(("T2", inst.to_dict()))
+        if K_ == 1:
+            n += 2
+            if max(t3(*a, F(q)) for q in range(P_)) != sw.single_slot_value(inst):
+                fails.append(("T3", inst.to_dict()))
+            brute = max(q * (inst.f + inst.b)
+                        + min(sw._single_slot_W(m_, P_ - q, inst.f, inst.b, xx)
+                              for xx in range(m_ + 1)) for q in range(P_))
+            if brute != sw.single_slot_value(inst):
+                fails.append(("T3-min", inst.to_dict()))
+        if f_ == b_ or b_ == 1:  # split: b_I = b, b_W = f
+            si = Instance(P=P_, m=m_, K=K_, f=f_, b_I=b_, b_W=f_)
+            sa = (F(P_), F(m_), F(K_), si.f, si.b_I, si.b_W)
+            n += 2
+            if max(s1(*sa, F(q)) for q in range(P_)) != sw.split_drain_value(si):
+                fails.append(("S1", si.to_dict()))
+            if K_ < m_ and max(s3(*sa, F(q)) for q in range(P_)) != sw.split_memory_time_value(si):
+                fails.append(("S3", si.to_dict()))
+    # the lambdified function is the expression: a sample through sympy's own subs
+    for P_, m_, f_, b_ in ((3, 4, 3, 2), (4, 7, 2, 1), (5, 6, 1, 3)):
+        inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
+        subs = substitutions(inst)
+        n += 1
+        via_subs = max(F(str(sw.single_slot_gpu_expr().subs(subs).subs(sw.p, q)))
+                       for q in range(P_))
+        if via_subs != sw.single_slot_value(inst):
+            fails.append(("T3-subs", inst.to_dict()))
+    return CheckResult(n, not fails, None, f"first mismatch {fails[0]}" if fails else
+                       "every expression equals its Fraction evaluation")
+
+
+@check("T3 >= T2 at K = 1; bounds monotone in m, K, f, b", kind="exhaustive",
+       range={"quick": "P <= 5, m <= 10, f, b in {1,2,3}", "full": "P <= 8, m <= 16, f, b in {1..4, 1/2}"})
+def dominance_and_monotonicity(ctx: Context) -> CheckResult:
+    from bounds import lower_bound
+    from bounds.single_wave import memory_time_value, single_slot_value
+    from schedules import Instance
+
+    full = ctx.mode == "full"
+    Pr, mr = (range(1, 9), range(1, 17)) if full else (range(1, 6), range(1, 11))
+    durs = (1, 2, 3, 4, Fraction(1, 2)) if full else (1, 2, 3)
+    n, fails = 0, []
+    for P_, f_, b_ in itertools.product(Pr, durs, durs):
+        prev_m = None
+        for m_ in mr:
+            inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
+            n += 1
+            if single_slot_value(inst) < memory_time_value(inst):
+                fails.append(("T3<T2", inst.to_dict()))
+            vals = [lower_bound(inst.with_(K=k)).value for k in range(1, m_ + 2)]
+            vals.append(lower_bound(inst.with_(K=None)).value)
+            if any(a < c for a, c in zip(vals, vals[1:])):
+                fails.append(("K", inst.to_dict(), vals))
+            if prev_m is not None and any(a > c for a, c in zip(prev_m, vals)):
+                fails.append(("m", inst.to_dict()))
+            prev_m = vals[:m_] + [vals[-1]]
+            bigger = inst.with_(b=inst.b + 1)
+            if lower_bound(bigger).value < lower_bound(inst).value:
+                fails.append(("b", inst.to_dict()))
+            bigger = inst.with_(f=inst.f + 1)
+            if lower_bound(bigger).value < lower_bound(inst).value:
+                fails.append(("f", inst.to_dict()))
+    return CheckResult(n, not fails, None, f"first failure {fails[0]}" if fails else
+                       "T3 >= T2; LB non-increasing in K, non-decreasing in m, f, b")
+
+
+# --------------------------------------------------------------------------- exhaustive checks
+@check("T1 exact for K >= min(m, P): 1F1B reaches it", kind="exhaustive",
+       range={"quick": "P <= 8, m <= 16, f, b in {1,2,3}", "full": "P <= 16, m <= 32, f, b in {1,2,3,1/2}"})
+def one_f_one_b_reaches_fill_drain(ctx: Context) -> CheckResult:
+    from bounds.single_wave import fill_drain_value
+    from schedules import Instance, simulate
+    from schedules.constructions.single_wave import one_f_one_b
+
+    full = ctx.mode == "full"
+    Pr, mr = (range(1, 17), range(1, 33)) if full else (range(1, 9), range(1, 17))
+    durs = (1, 2, 3, Fraction(1, 2)) if full else (1, 2, 3)
+    n, fails = 0, []
+    for P_, m_, f_, b_ in itertools.product(Pr, mr, durs, durs):
+        inst = Instance(P=P_, m=m_, K=min(m_, P_), f=f_, b=b_)
+        res = simulate(one_f_one_b(inst))
+        n += 1
+        want = [min(P_ - q, m_) for q in range(P_)]
+        if not res.valid or res.makespan != fill_drain_value(inst) or res.peak_memory != want:
+            fails.append(inst.to_dict())
+    return CheckResult(n, not fails, Fraction(1) if not fails else None,
+                       f"first failure {fails[0]}" if fails else
+                       "makespan (m+P-1)(f+b), GPU p peaks at min(P-p, m)")
+
+
+@check("T3 exact at K = 1 (LB = OPT; construction = OPT)", kind="exhaustive",
+       range={"quick": "K=1, P <= 4, m <= 5, (f,b) in 5 pairs",
+              "full": "K=1, P <= 5, m <= 8, f, b in {1,2,3}"})
+def single_slot_exact(ctx: Context) -> CheckResult:
+    full = ctx.mode == "full"
+    if full:
+        insts = _fused(range(1, 6), range(1, 9), PAIRS_FULL, Ks=[1])
+        tl = 300.0
+    else:
+        insts = _fused(range(1, 5), range(1, 6), PAIRS_QUICK, Ks=[1])
+        tl = 20.0
+    rows = _run(ctx, [(i, tl) for i in insts])
+    res = _judge(rows)
+    not_exact = [r["instance"] for r in rows if not r["exact"]]
+    if not_exact:
+        return CheckResult(res.instances, False, res.worst_gap,
+                           f"instances in range not flagged exact: {not_exact[:3]}; " + res.detail)
+    return res
+
+
+@check("T1-T2 valid for every K (LB <= OPT; tightness)", kind="exhaustive",
+       range={"quick": "P <= 4, m <= 5, K in {2, 3, inf}, (f,b) in 5 pairs",
+              "full": "P <= 4, m <= 8, every K, f, b in {1,2,3}"})
+def general_K_valid(ctx: Context) -> CheckResult:
+    full = ctx.mode == "full"
+    if full:
+        insts = [i for i in _fused(range(1, 5), range(1, 9), PAIRS_FULL) if i["K"] != 1]
+        tl = 120.0
+    else:
+        insts = _fused(range(1, 5), range(1, 6), PAIRS_QUICK, Ks=[2, 3, None])
+        tl = 20.0
+    rows = _run(ctx, [(i, tl) for i in insts])
+    res = _judge(rows)
+    binding = [r for r in rows if r["instance"]["K"] is not None
+               and r["instance"]["K"] < min(r["instance"]["m"], r["instance"]["P"])
+               and _closed(r) is not None]
+    if binding:
+        ratios = [_closed(r) / r["lb"] for r in binding]
+        worst = max(range(len(binding)), key=lambda i: ratios[i])
+        extra = (f"; binding memory (1 < K < min(m,P)): {len(binding)} instances, "
+                 f"{sum(x == 1 for x in ratios)} exact, mean OPT/LB "
+                 f"{float(sum(ratios) / len(ratios)):.4f}, worst {float(ratios[worst]):.4f} at "
+                 f"{binding[worst]['instance']}")
+        res = CheckResult(res.instances, res.ok, res.worst_gap, res.detail + extra)
+    return res
+
+
+@check("S1-S3 split backward valid (LB <= OPT)", kind="exhaustive",
+       range={"quick": "split, P <= 3, m <= 3, K in {1, 2, inf}, (f,b_I,b_W) in {111, 121, 211}",
+              "full": "split, P <= 3, m <= 4, every K, f, b_I, b_W in {1, 2}"})
+def split_valid(ctx: Context) -> CheckResult:
+    full = ctx.mode == "full"
+    trip = list(itertools.product((1, 2), repeat=3)) if full else [(1, 1, 1), (1, 2, 1), (2, 1, 1)]
+    insts = []
+    for P_, m_, (f_, bi, bw) in itertools.product(range(1, 4), range(1, 5 if full else 4), trip):
+        for K_ in (list(range(1, m_)) + [None]) if full else (1, 2, None):
+            if K_ is not None and K_ >= m_ and K_ != 1:
+                continue
+            insts.append({"P": P_, "m": m_, "K": K_, "v": 1, "f": f_, "b_input": bi,
+                          "b_weight": bw})
+    rows = _run(ctx, [(i, 120.0 if full else 20.0) for i in insts])
+    return _judge(rows)
