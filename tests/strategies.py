@@ -33,6 +33,18 @@ from hypothesis import note, strategies as st
 
 from schedules import Instance, Op, Schedule, document_from_schedule, simulate
 
+CI_EXAMPLES = 40
+"""``max_examples`` of the ``ci`` profile (tests/conftest.py)."""
+
+
+def scaled(n: int) -> int:
+    """``n`` examples under the ``ci`` profile, proportionally more under ``thorough`` (for
+    tests that set their own, smaller ``max_examples`` because each example is slow)."""
+    from hypothesis import settings
+
+    return max(1, round(n * settings.default.max_examples / CI_EXAMPLES))
+
+
 # ----------------------------------------------------------------------------- instances
 
 DURATIONS = st.builds(Fraction, st.integers(1, 6), st.sampled_from([1, 1, 1, 2, 3]))

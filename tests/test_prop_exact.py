@@ -24,7 +24,7 @@ from reference_sim import reference_optimum
 from schedules import Instance, simulate
 from schedules.constructions import optimal_schedule
 from schedules.search import solve
-from strategies import instances, note_schedule
+from strategies import instances, note_schedule, scaled
 
 # Tiny instances where exhaustive enumeration takes well under a second each.
 TINY = [Instance(P=P, m=m, v=v, placement=pl, K=K, **dur)
@@ -70,7 +70,7 @@ def tiny_instances(draw):
     return inst.with_(P=P, m=m, placement=inst.placement)
 
 
-@settings(max_examples=30)
+@settings(max_examples=scaled(30))
 @given(tiny_instances())
 def test_bound_is_valid_and_exact_claims_hold_against_enumeration(inst):
     """LB <= OPT, and LB == OPT wherever the bound says ``exact`` (OPT by exhaustive
@@ -83,7 +83,7 @@ def test_bound_is_valid_and_exact_claims_hold_against_enumeration(inst):
         assert lb.value == opt, (lb.terms, opt)
 
 
-@settings(max_examples=25)
+@settings(max_examples=scaled(25))
 @given(instances(max_P=3, max_v=2, max_m=4, max_pairs=8, max_K=3))
 def test_search_results_are_consistent_with_the_bound(inst):
     """Property 1 for the search's schedules, and exactness consistency: a proven optimum never
@@ -131,7 +131,7 @@ def test_constructions_reach_the_bound(inst):
     assert r.makespan == lb.value, (lb.terms, r.makespan)
 
 
-@settings(max_examples=20)
+@settings(max_examples=scaled(20))
 @given(exact_case_instances().filter(lambda i: i.S * i.m <= 8))
 def test_constructions_are_never_worse_than_the_search(inst):
     """Property 5 (search side): on small instances, no schedule the search finds is shorter."""

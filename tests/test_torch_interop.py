@@ -23,6 +23,7 @@ from builders import one_f_one_b_orders  # noqa: E402
 from schedules import Schedule, document_from_schedule, simulate  # noqa: E402
 from schedules.interop import from_pipeline_order, from_torch_schedule  # noqa: E402
 from schedules.interop.torch import runtime_single_stage_order, torch_instance  # noqa: E402
+from strategies import scaled  # noqa: E402
 
 
 class MockStage:
@@ -148,7 +149,7 @@ def test_gpipe_static_order_matches_its_runtime():
     assert from_torch_schedule(obj, order="static").orders == from_torch_schedule(obj).orders
 
 
-@settings(max_examples=15)
+@settings(max_examples=scaled(15))
 @given(st.sampled_from(sorted(CLASSES)), st.integers(1, 4), st.integers(1, 10),
        st.sampled_from([Fraction(1), Fraction(1, 2), Fraction(2)]))
 def test_random_torch_sizes_and_durations_respect_the_bound(name, P, m, f):
