@@ -101,7 +101,8 @@ def crosscheck(args) -> None:
     from schedules.search import solve
 
     rows = [r for r in read_table(DEFAULT_OUT).values()
-            if r["status"] == "optimal" and r["P"] * r["m"] * r["v"] <= args.max_size]
+            if r["status"] == "optimal"
+            and args.min_size <= r["P"] * r["m"] * r["v"] <= args.max_size]
     rows.sort(key=lambda r: (r["P"] * r["m"] * r["v"], json_key(r)))
     rows = rows[::args.sample]
     both = agree = 0
@@ -141,6 +142,7 @@ def main(argv=None) -> int:
     ap.add_argument("--max-m", type=int, default=8)
     ap.add_argument("--sample", type=int, default=1)
     ap.add_argument("--max-size", type=int, default=12, help="crosscheck: max P*m*v")
+    ap.add_argument("--min-size", type=int, default=1, help="crosscheck: min P*m*v")
     args = ap.parse_args(argv)
     for g in args.groups:
         if g == "k1":
