@@ -1,0 +1,208 @@
+"""Single-wave bounds (bounds/single_wave.py, bounds/vectorized.py; docs/theory.md).
+
+Hand-derived values (the proofs in docs/theory.md) and cross-checks between the three forms of
+each bound: the sympy expression, the exact Fraction evaluation, the numpy vectorisation.
+Optima of small instances come from a tiny exhaustive enumeration written here (not the
+project's solver), so these tests do not depend on the search package.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, strategies as st
+
+from bounds import lower_bound
+from bounds import single_wave as sw
+from bounds.symbols import K, P, b, b_I, b_W, f, m, substitutions
+from bounds.vectorized import lower_bound_fused, lower_bound_split
+from schedules import Instance, Schedule, simulate
+from schedules.constructions import optimal_schedule
+
+
+def exact_fn(expr, args):
+    return sp.lambdify(args, expr, modules=[{"floor": math.floor, "ceiling": math.ceil}, "math"])
+
+
+_FUSED = (P, m, K, f, b, sw.p)
+_SPLIT = (P, m, K, f, b_I, b_W, sw.p)
+T2 = exact_fn(sw.memory_time_gpu_expr(), _FUSED)
+T3 = exact_fn(sw.single_slot_gpu_expr(), _FUSED)
+S1 = exact_fn(sw.split_drain_gpu_expr(), _SPLIT)
+S3 = exact_fn(sw.split_memory_time_gpu_expr(), _SPLIT)
+
+
+# ----------------------------------------------------------------------------- hand values
+def test_fill_drain_and_nonbinding_memory_are_exact():
+    inst = Instance(P=4, m=8, K=4, f=1, b=2)
+    lb = lower_bound(inst)
+    assert lb.value == 33 and lb.exact          # (m+P-1)(f+b) = 11 * 3, 1F1B reaches it
+    assert not lower_bound(inst.with_(K=3)).exact  # K < min(m, P): no claim from T1
+
+
+def test_single_slot_hand_example():
+    # P=3, m=4, f=3, b=2, K=1: GPU 1 (d=2): G = 5, c = 1, r0 = 2; x = 1 kept:
+    # W = 4*5 + 3*3 + 5 - 3*1 - 2*1 = 29, plus p(f+b) = 5 -> 34 (brute-force optimum 34)
+    inst = Instance(P=3, m=4, K=1, f=3, b=2)
+    assert sw.single_slot_gpu_value(inst, 1) == 34
+    assert sw.single_slot_choice(inst, 1) == (1, 29)
+    assert sw.single_slot_value(inst) == 34
+
+
+def test_split_drain_matches_zero_bubble_figures():
+    # ZB-H1: K = P -> bubble (P-1)(f + b_I - b_W); ZB-H2: K = 2P-1 -> (P-1)(f + b_I - 2 b_W)
+    inst = Instance(P=4, m=8, K=4, f=2, b_I=3, b_W=1)
+    assert sw.split_drain_value(inst) == 8 * 6 + 3 * (2 + 3 - 1)
+    assert sw.split_drain_value(inst.with_(K=7)) == 8 * 6 + 3 * (2 + 3 - 2)
+
+
+def test_terms_reject_multi_wave():
+    with pytest.raises(ValueError):
+        sw.terms(Instance(P=2, m=2, v=2))
+
+
+# ----------------------------------------------------------------------------- three forms agree
+@given(st.integers(1, 6), st.integers(1, 10), st.integers(1, 4),
+       st.sampled_from([1, 2, 3, Fraction(1, 2), Fraction(5, 3)]),
+       st.sampled_from([1, 2, 3, Fraction(3, 2)]))
+def test_sympy_expressions_equal_exact_evaluation(P_, m_, K_, f_, b_):
+    inst = Instance(P=P_, m=m_, K=K_, f=f_, b=b_)
+    F = Fraction
+    args = (F(P_), F(m_), F(K_), inst.f, inst.b)
+    assert max(T2(*args, F(q)) for q in range(P_)) == sw.memory_time_value(inst)
+    assert max(T3(*args, F(q)) for q in range(P_)) == sw.single_slot_value(inst.with_(K=1))
+    si = Instance(P=P_, m=m_, K=K_, f=f_, b_I=b_, b_W=f_)
+    sa = (F(P_), F(m_), F(K_), si.f, si.b_I, si.b_W)
+    assert max(S1(*sa, F(q)) for q in range(P_)) == sw.split_drain_value(si)
+    assert max(S3(*sa, F(q)) for q in range(P_)) == sw.split_memory_time_value(si)
+
+
+def test_sympy_subs_agrees_on_a_sample():
+    inst = Instance(P=3, m=5, K=1, f=2, b=1)
+    e = sw.single_slot_gpu_expr().subs(substitutions(inst))
+    assert max(Fraction(str(e.subs(sw.p, q))) for q in range(3)) == sw.single_slot_value(inst)
+
+
+@given(st.integers(1, 7), st.integers(1, 14), st.sampled_from([1, 2, 3, Fraction(1, 2)]),
+       st.sampled_from([1, 2, 3, Fraction(7, 3)]))
+def test_single_slot_closed_form_minimum_is_the_minimum_over_all_x(P_, m_, f_, b_):
+    inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
+    for q in range(P_):
+        brute = min(sw._single_slot_W(m_, P_ - q, inst.f, inst.b, x) for x in range(m_ + 1))
+        assert sw.single_slot_choice(inst, q)[1] == brute
+
+
+def test_single_slot_dominates_memory_time_at_K1():
+    for P_, m_, f_, b_ in itertools.product(range(1, 6), range(1, 9), (1, 2, 3), (1, 2, 3)):
+        inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
+        assert sw.single_slot_value(inst) >= sw.memory_time_value(inst)
+
+
+def test_vectorised_equals_exact_on_a_grid():
+    rows = list(itertools.product(range(1, 7), range(1, 10), (1, 2, 3, 5, None), (1, 2, 3),
+                                  (1, 2, 3)))
+    A = np.array([(P_, m_, np.inf if K_ is None else K_, f_, b_) for P_, m_, K_, f_, b_ in rows],
+                 dtype=float)
+    got = lower_bound_fused(*A.T)
+    for r, g in zip(rows, got):
+        want = lower_bound(Instance(P=r[0], m=r[1], K=r[2], f=r[3], b=r[4])).value
+        assert abs(float(want) - g) <= 1e-9 * float(want), (r, want, g)
+    rows = list(itertools.product(range(1, 6), range(1, 8), (1, 2, 4, None), (1, 2), (1, 3),
+                                  (1, 2)))
+    A = np.array([(P_, m_, np.inf if K_ is None else K_, f_, bi, bw)
+                  for P_, m_, K_, f_, bi, bw in rows], dtype=float)
+    got = lower_bound_split(*A.T)
+    for r, g in zip(rows, got):
+        want = lower_bound(Instance(P=r[0], m=r[1], K=r[2], f=r[3], b_I=r[4], b_W=r[5])).value
+        assert abs(float(want) - g) <= 1e-9 * float(want), (r, want, g)
+
+
+def test_vectorised_keeps_shape():
+    out = lower_bound_fused(np.full((2, 3), 4.0), np.full((2, 3), 8.0), 1.0, 1.0, 2.0)
+    assert out.shape == (2, 3) and np.all(out == out[0, 0])
+
+
+# ----------------------------------------------------------------------------- against optima
+def _brute_optimum(inst: Instance) -> Fraction:
+    """Exhaustive optimum of a tiny fused v = 1 instance: every per-GPU order built op by op
+    (any op whose predecessors are placed), every remat choice, ASAP timing, memoised on the
+    set of placed ops and the finishing times (independent of the project's solver)."""
+    P_, m_ = inst.P, inst.m
+    Kc = inst.K if inst.K is not None else m_
+    u = inst.unit
+    fd, bd = int(inst.f * u), int(inst.b * u)
+    best = [None]
+    seen = set()
+
+    def rec(state, gpu_free, live, fend, bend, rend, stored):
+        key = (state, gpu_free, live, fend, bend, rend)
+        if key in seen:
+            return
+        seen.add(key)
+        T = max(gpu_free)
+        if best[0] is not None and T >= best[0]:
+            return
+        if all(e is not None for e in bend):
+            best[0] = T
+            return
+        for j in range(m_):
+            for s in range(P_):
+                i = j * P_ + s
+                if fend[i] is None:
+                    if s > 0 and fend[i - 1] is None:
+                        continue
+                    ready = 0 if s == 0 else fend[i - 1]
+                    st_ = max(gpu_free[s], ready)
+                    for store in (True, False):
+                        if store and live[s] >= Kc:
+                            continue
+                        gf = list(gpu_free); gf[s] = st_ + fd
+                        lv = list(live); lv[s] += store
+                        fe = list(fend); fe[i] = st_ + fd
+                        so = list(stored); so[i] = store
+                        rec(state, tuple(gf), tuple(lv), tuple(fe), bend, rend, tuple(so))
+                    continue
+                if bend[i] is not None:
+                    continue
+                if not stored[i] and rend[i] is None:
+                    if live[s] < Kc:
+                        st_ = max(gpu_free[s], fend[i])
+                        gf = list(gpu_free); gf[s] = st_ + fd
+                        lv = list(live); lv[s] += 1
+                        re = list(rend); re[i] = st_ + fd
+                        rec(state, tuple(gf), tuple(lv), fend, bend, tuple(re), stored)
+                    continue
+                nxt = fend[i] if s == P_ - 1 else bend[i + 1]
+                if nxt is None:
+                    continue
+                st_ = max(gpu_free[s], nxt, rend[i] or 0)
+                gf = list(gpu_free); gf[s] = st_ + bd
+                lv = list(live); lv[s] -= 1
+                be = list(bend); be[i] = st_ + bd
+                rec(state, tuple(gf), tuple(lv), fend, tuple(be), rend, stored)
+
+    n = m_ * P_
+    rec(0, (0,) * P_, (0,) * P_, (None,) * n, (None,) * n, (None,) * n, (False,) * n)
+    return Fraction(best[0], u)
+
+
+@pytest.mark.parametrize("P_,m_,K_,f_,b_", [
+    (2, 2, 1, 1, 2), (2, 3, 1, 2, 1), (2, 3, 1, 3, 2), (3, 2, 1, 1, 1),
+    (3, 2, 1, 2, 3), (2, 2, None, 1, 2), (3, 2, None, 2, 1)])
+def test_bound_valid_and_exact_claims_hold_on_tiny_instances(P_, m_, K_, f_, b_):
+    inst = Instance(P=P_, m=m_, K=K_, f=f_, b=b_)
+    opt = _brute_optimum(inst)
+    lb = lower_bound(inst)
+    assert lb.value <= opt
+    if lb.exact:
+        assert lb.value == opt
+    if K_ == 1:                      # Theorem 3 is exact (docs/theory.md)
+        assert sw.single_slot_value(inst) == opt
+    sched = optimal_schedule(inst)
+    if sched is not None:
+        assert simulate(sched).makespan == opt
