@@ -57,7 +57,8 @@ def list_schedule(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequenc
     """A ``K = 1`` list schedule of the family :func:`single_slot_schedule` searches.
 
     ``kept[p][j]``: GPU ``p < P-1`` stores ``F(j, p)`` (else it recomputes ``(j, p)`` just before
-    its backward). ``sigma``: the order of the backward passes on every GPU; the last GPU runs
+    its backward). ``sigma``: the order of the backward passes, one list for every GPU or one
+    list per GPU; the last GPU runs
     ``F(j), B(j)`` back to back in that order (it never recomputes). GPUs ``p < P-1`` run their
     forwards in microbatch order. Ops start as early as the rules allow (non-delay list
     scheduling; ties between a GPU's candidates go by ``priority``, the op kinds ``B R F``
@@ -73,6 +74,10 @@ def _list_orders(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequence
     """The list schedule of :func:`list_schedule` and its ASAP makespan (its start times are
     the ASAP times of the orders it emits)."""
     P, m = inst.P, inst.m
+    if sigma and not isinstance(sigma[0], int):
+        orders_b = [list(sg) for sg in sigma]
+    else:
+        orders_b = [list(sigma)] * P
     u = inst.unit
     f, b = int(inst.f * u), int(inst.b * u)
     INF = None
@@ -86,11 +91,11 @@ def _list_orders(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequence
     for p in range(P):
         if p == P - 1:
             fseq.append([])
-            bseq.append([(k, j) for j in sigma for k in ("F", "B")])
+            bseq.append([(k, j) for j in orders_b[p] for k in ("F", "B")])
         else:
             fseq.append([("F", j) for j in range(m)])
             bs = []
-            for j in sigma:
+            for j in orders_b[p]:
                 if not kept[p][j]:
                     bs.append(("R", j))
                 bs.append(("B", j))
@@ -196,6 +201,23 @@ def _kept_from(sizes: list[int], start: int, m: int) -> list[bool]:
     return kept
 
 
+def _cyclic_order(kept: list[bool], m: int, park_first: bool) -> list[int]:
+    """A GPU's backward order: each kept microbatch, then the free ones of its group in reverse;
+    microbatches before the first kept one (and, with ``park_first``, the first free one of the
+    first group) last."""
+    starts = [j for j in range(m) if kept[j]]
+    if not starts:
+        return list(range(m))
+    out, tail = [], list(range(starts[0]))
+    for g, h in enumerate(starts):
+        end = starts[g + 1] if g + 1 < len(starts) else m
+        free = list(range(h + 1, end))
+        if park_first and g == 0 and free:
+            tail.append(free.pop(0))
+        out += [h] + free[::-1]
+    return out + tail
+
+
 def _structured_starts(inst: Instance):
     """Candidate (kept, sigma, priority) triples read off Theorem 3's minimisers
     (:func:`_allocation`): GPU ``p`` keeps the first microbatch of each of its groups, the
@@ -217,9 +239,15 @@ def _structured_starts(inst: Instance):
             kept.append([True] * m)
             first = [min(q for q in range(P) if kept[q][j]) for j in range(m)]
             e0 = layout[0][1] if layout else 0
-            sigmas = (sorted(range(m), key=lambda j: (first[j], j)),
+            sigmas = [sorted(range(m), key=lambda j: (first[j], j)),
                       sorted(range(m), key=lambda j: (first[j], -j)),
-                      list(range(m)), list(range(e0, m)) + list(range(e0)))
+                      list(range(m)), list(range(e0, m)) + list(range(e0))]
+            # per GPU: each kept microbatch, then the free ones of its group (reversed), parked
+            # ones last; the last GPU follows GPU P-2
+            for park_first in (False, True):
+                per_gpu = [_cyclic_order(kept[q], m, park_first) for q in range(P - 1)]
+                per_gpu.append(per_gpu[-1] if per_gpu else list(range(m)))
+                sigmas.append(per_gpu)
             for sigma in sigmas:
                 for prio in ("BRF", "BFR", "FBR"):
                     yield kept, sigma, prio
@@ -255,7 +283,7 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Option
             return None
         sched, T = built
         if best is None or T < best[0]:
-            best = (T, ([row[:] for row in kept], list(sigma), bf), sched)
+            best = (T, ([row[:] for row in kept], sigma, bf), sched)
         return T
 
     for kept, sigma, prio in _structured_starts(inst):
@@ -265,18 +293,25 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Option
         return None
     rng = random.Random(hash((P, m, inst.f, inst.b)) & 0xFFFFFFFF)
     cur_T, (kept, sigma, bf), _ = best
+    if sigma and isinstance(sigma[0], int):
+        sigma = [list(sigma) for _ in range(P)]
     for _ in range(budget if budget is not None else 10 * P * m):
         k2 = [row[:] for row in kept]
-        s2 = list(sigma)
+        s2 = [list(sg) for sg in sigma]
         b2 = bf
         r = rng.random()
         if r < 0.05:
             b2 = rng.choice(("BRF", "BFR", "FBR"))
         elif r < 0.45:
             k2[rng.randrange(P - 1)][rng.randrange(m)] ^= True
-        elif r < 0.9:
-            item = s2.pop(rng.randrange(m))
-            s2.insert(rng.randrange(m), item)
+        elif r < 0.7:  # move one item in every GPU's order
+            item, k = s2[0][rng.randrange(m)], rng.randrange(m)
+            for sg in s2:
+                sg.remove(item)
+                sg.insert(k, item)
+        elif r < 0.9:  # move one item in one GPU's order
+            sg = s2[rng.randrange(P)]
+            sg.insert(rng.randrange(m), sg.pop(rng.randrange(m)))
         else:
             j, val = rng.randrange(m), rng.random() < 0.5
             for q in range(P - 1):
