@@ -150,3 +150,61 @@ def test_table_sample_matches_fresh_solves():
         check(res, inst)
         assert res.status == "optimal"
         assert res.makespan == Fraction(row["opt"]), row
+
+
+# ------------------------------------------------------------------------- command line
+def test_cli_solve_json(capsys):
+    from schedules.cli import main
+    from schedules.io import schedule_from_document
+
+    code = main(["solve", "-P", "3", "-m", "3", "-K", "1", "--time-limit", "20", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    res = json.loads(out)
+    for key in ("status", "makespan", "lower_bound", "seconds", "schedule", "nodes", "engine",
+                "makespan_exact", "lower_bound_exact"):
+        assert key in res
+    assert res["status"] == "optimal" and res["makespan"] == res["lower_bound"]
+    sim = simulate(schedule_from_document(res["schedule"]))
+    assert sim.valid and sim.makespan == Fraction(res["makespan_exact"])
+
+
+def test_cli_solve_batch_keeps_going(tmp_path, capsys):
+    from schedules.cli import main
+
+    path = tmp_path / "batch.jsonl"
+    path.write_text('{"P": 2, "m": 2, "K": 1}\n{"P": 2}\n'
+                    '{"P": 2, "m": 2, "b_input": 1, "b_weight": 1, "K": "inf"}\n')
+    code = main(["solve", "--batch", str(path), "--json", "--time-limit", "10"])
+    out, _ = capsys.readouterr()
+    res = json.loads(out)
+    assert code == 0 and len(res) == 3
+    assert res[0]["status"] == "optimal" and res[0]["instance"]["K"] == 1
+    assert "error" in res[1]
+    assert res[2]["status"] == "optimal" and res[2]["instance"]["b_input"] == 1
+
+
+def test_cli_solve_bad_input_exits_2(capsys):
+    from schedules.cli import main
+
+    assert main(["solve", "-P", "0", "-m", "2"]) == 2
+    assert main(["solve", "-P", "2", "-m", "2", "--engine", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "Traceback" not in err
+
+
+def test_cpsat_engine_without_ortools_is_a_clear_error(monkeypatch, capsys):
+    import builtins
+
+    from schedules.cli import main
+
+    real_import = builtins.__import__
+
+    def no_ortools(name, *args, **kwargs):
+        if name.startswith("ortools"):
+            raise ImportError("No module named 'ortools'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ortools)
+    assert main(["solve", "-P", "2", "-m", "2", "--engine", "cpsat"]) == 2
+    assert "OR-tools" in capsys.readouterr().err
