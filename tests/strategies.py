@@ -87,7 +87,7 @@ def instances(draw, *, max_P: int = 4, max_v: int = 3, max_m: int = 5, max_pairs
     else:
         kw["b"] = draw(DURATIONS)
     if c:
-        kw["c"] = draw(st.sampled_from([Fraction(0), Fraction(1, 2), Fraction(1)]))
+        kw["c"] = draw(st.sampled_from([Fraction(0), Fraction(0), Fraction(1, 2), Fraction(1)]))
     return Instance(**kw)
 
 
