@@ -71,11 +71,16 @@ class Search:
     ``upper`` is an incumbent makespan in units (a schedule of that makespan is known to exist,
     found elsewhere): the search looks only for strictly better schedules. ``lower`` is a proven
     lower bound in units: the search stops as soon as it finds a schedule reaching it.
+    ``memo_limit`` caps the stored time vectors (about 1 kB each for ``P=4, m=8``); the memo is
+    cleared when it is reached (sound: the memo only prunes).
     """
+
+    memo_width = 16
+    """Time vectors kept per structure in the dominance memo (the oldest is dropped)."""
 
     def __init__(self, model: Model, upper: Optional[int] = None, lower: int = 0,
                  time_limit: Optional[float] = None, node_limit: Optional[int] = None,
-                 memo_limit: int = 3_000_000):
+                 memo_limit: int = 400_000):
         self.mdl = model
         self.U = upper if upper is not None else 1 << 60
         self.lower = lower
@@ -175,7 +180,8 @@ class Search:
                 continue  # the new entry dominates it
             keep.append((vec, val))
         keep.append((times, U))
-        if len(keep) > 16:
+        self.memo_count += 1
+        if len(keep) > self.memo_width:
             del keep[0]
         self.memo[struct] = keep
 
