@@ -9,8 +9,9 @@ Groups (the targets of the issue; docs/search.md reports the measured numbers):
 * ``largest``: for each family and ``K`` in ``{1, 2, inf}``, the largest ``m`` proven within
   ``--largest-limit`` seconds (``m`` grows until a failure);
 * ``crosscheck``: every proven row of data/optima.jsonl with ``P m v <= --max-size`` (every
-  ``--sample``-th) solved again by *both* engines without known schedules (so neither is
-  seeded by the generators); counts the instances both prove and whether they agree.
+  ``--sample``-th) solved again by *both* engines without known schedules and without the
+  theory's bound (so neither is seeded by other modules); counts the instances both prove and
+  whether they agree.
 
 ``--durations base`` keeps ``f = 1, b = 2`` (split ``b_I = b_W = 1``) only; ``--sample N`` takes
 every N-th instance. The summary line per group: instances, proven optimal, proven within the
@@ -109,8 +110,10 @@ def crosscheck(args) -> None:
     bad = []
     for r in rows:
         inst = Instance.from_dict(r)
-        a = solve(inst, time_limit=args.time_limit, engine="search", use_known=False)
-        b = solve(inst, time_limit=args.time_limit, engine="cpsat", use_known=False)
+        a = solve(inst, time_limit=args.time_limit, engine="search", use_known=False,
+                  use_theory=False)
+        b = solve(inst, time_limit=args.time_limit, engine="cpsat", use_known=False,
+                  use_theory=False)
         if a.status == "optimal" and b.status == "optimal":
             both += 1
             if a.makespan == b.makespan == Fraction(r["opt"]):

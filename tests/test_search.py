@@ -208,3 +208,15 @@ def test_cpsat_engine_without_ortools_is_a_clear_error(monkeypatch, capsys):
     monkeypatch.setattr(builtins, "__import__", no_ortools)
     assert main(["solve", "-P", "2", "-m", "2", "--engine", "cpsat"]) == 2
     assert "OR-tools" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kw", [dict(P=3, m=4, K=1), dict(P=2, m=3, K=2, v=2, placement="vshape"),
+                                dict(P=3, m=3, K=2, b_I=1, b_W=1)])
+def test_independent_of_the_theory(kw):
+    """Without bounds.lower_bound the search proves the same optimum on its own."""
+    inst = Instance(**kw)
+    a = solve(inst, time_limit=30)
+    b = solve(inst, time_limit=30, use_theory=False, use_known=False)
+    check(b, inst)
+    assert b.stats["independent"] and not a.stats["independent"]
+    assert a.status == b.status == "optimal" and a.makespan == b.makespan

@@ -49,19 +49,24 @@ def _ortools():
 
 
 def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
-                use_known: bool = True) -> SolveResult:
-    """Solve ``inst`` with CP-SAT; statuses as in :class:`SolveResult`."""
+                use_known: bool = True, use_theory: bool = True) -> SolveResult:
+    """Solve ``inst`` with CP-SAT; statuses as in :class:`SolveResult`.
+
+    ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
+    """
     from .solve import _ceil_units, checked, root_lower_bound
 
     cp_model = _ortools()
     t0 = time.monotonic()
     mdl = Model.of(inst)
     unit = mdl.unit
-    lb = _ceil_units(root_lower_bound(inst), unit)
+    lb = _ceil_units(root_lower_bound(inst), unit) if use_theory else 0
     known = best_known(inst) if use_known else None
     trivial = mdl.m * mdl.S * (2 * mdl.dF + mdl.dIG + mdl.dW) + mdl.m * (sum(mdl.lag_f)
                                                                          + sum(mdl.lag_b))
     horizon = _ceil_units(known[2], unit) if known is not None else trivial
+    assert horizon >= lb, (f"bounds.lower_bound exceeds the makespan {known[2]} of a valid "
+                           f"schedule of {inst}: the bound is wrong")
 
     model = cp_model.CpModel()
     S, m, gpu = mdl.S, mdl.m, mdl.gpu
@@ -138,7 +143,8 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
     code = solver.Solve(model)
     seconds = time.monotonic() - t0
     nodes = int(solver.NumBranches())
-    stats = {"cpsat_status": solver.StatusName(code), "wall_cpsat": solver.WallTime()}
+    stats = {"cpsat_status": solver.StatusName(code), "wall_cpsat": solver.WallTime(),
+             "independent": not use_theory}
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         orders = [[] for _ in range(mdl.P)]
         for op, s in starts.items():
