@@ -7,7 +7,7 @@ is reachable (an op's predecessors end, hence start, before it), so the enumerat
 and free of interleaving duplicates. After appending an op that starts at ``t`` on GPU ``g`` the
 free time of every GPU ``p`` is raised to ``t`` (``t + 1`` unit when ``p < g``): later ops start
 no earlier, which encodes the canonical order in the state itself, so that the successors of a
-node depend only on its *state* and a visited set of states is a sound memo.
+node depend only on its *state* and a memo of explored states is sound.
 
 A node's state: per microbatch the forward progress ``nf`` and its last end ``fe``, the
 input-gradient progress ``nb`` and its last end ``be``, per pair ``(j, s)`` a status
@@ -18,10 +18,12 @@ memo key; microbatch rows are sorted in the key (microbatches are interchangeabl
 
 Pruning, each sound (docs/search.md gives the arguments):
 
-* bound: a node whose lower bound (:meth:`Search.node_bound`: one-machine bounds with heads and
-  tails on every GPU, chain bounds per microbatch) is ``>= U`` (the incumbent) is cut;
+* bound: a node whose lower bound (:meth:`Search.node_bound`: chain bounds per microbatch, a
+  one-machine bound with heads and tails and a memory-window bound on every GPU) is ``>= U``
+  (the incumbent) is cut; children are bounded before they are visited;
 * symmetry: among microbatches with identical rows only the first is branched on;
-* memo: a state fully explored before (with an incumbent at least as large) is cut;
+* dominance memo: a state with the same structure as a fully explored one and all times
+  ``>=`` its times is cut when the explored one was proven against an incumbent ``>= U``;
 * memory: a storing op (``F`` stored, or ``R``) starts only when the GPU holds ``< K``
   activations; the remat choice of ``(j,s)`` (store or checkpoint) is taken at ``F(j,s)`` and is
   offered only when ``K`` can bind (``K < v m``): without a binding ``K`` a recompute only adds
