@@ -6,9 +6,9 @@ split bound's reduction to the ZB-H1/ZB-H2 bubbles) and that every theorem's sym
 evaluates to the exact Fraction evaluator's value.
 
 Exhaustive checks: over a declared range, the exact optimum comes from
-:func:`schedules.search.solve` run **independently of the bound under test** (its root bound,
-which normally is :func:`bounds.lower_bound`, is replaced by the trivial work/chain terms for
-the duration of the solve, so a wrong bound cannot certify itself); then ``LB <= OPT`` always,
+:func:`schedules.search.solve` run **independently of the bound under test**
+(``use_theory=False``: the solver does not start from :func:`bounds.lower_bound`, so a wrong
+bound cannot certify itself); then ``LB <= OPT`` always,
 ``LB = OPT`` wherever ``exact`` is claimed, and every constructive schedule is valid, within
 ``K`` and has makespan ``LB``. An instance the solver does not close within the time limit is
 reported in the detail (its incumbent still gives ``LB <= incumbent`` only when the incumbent
@@ -18,7 +18,6 @@ equals LB is the instance counted as closed).
 from __future__ import annotations
 
 import itertools
-from contextlib import contextmanager
 from fractions import Fraction
 from typing import Iterable, Optional
 
@@ -61,24 +60,6 @@ def resolve_minmax(expr: sp.Expr) -> sp.Expr:
     return expr
 
 
-@contextmanager
-def independent_solver():
-    """Make :func:`schedules.search.solve` use only the trivial bounds (work, chain) at its
-    root, so that optima it certifies do not depend on the theorems being checked."""
-    import importlib
-
-    from bounds.evaluate import basic_terms
-
-    solve_mod = importlib.import_module("schedules.search.solve")  # the module, not the function
-
-    saved = solve_mod.root_lower_bound
-    solve_mod.root_lower_bound = lambda inst: max(v for _, v, _ in basic_terms(inst))
-    try:
-        yield solve_mod.solve
-    finally:
-        solve_mod.root_lower_bound = saved
-
-
 def _solve_one(job: tuple[dict, float]) -> dict:
     """Worker: the independent optimum of one instance, with the bound and the construction."""
     from bounds import lower_bound
@@ -89,13 +70,14 @@ def _solve_one(job: tuple[dict, float]) -> dict:
     inst = Instance.from_dict(raw)
     lb = lower_bound(inst)
     out = {"instance": raw, "lb": lb.value, "exact": lb.exact, "terms": dict(lb.terms)}
-    with independent_solver() as solve:
-        res = solve(inst, time_limit=time_limit, engine="search")
-        if res.status not in ("optimal",) and res.makespan != lb.value:
-            try:
-                res = solve(inst, time_limit=time_limit, engine="cpsat")
-            except Exception:  # noqa: BLE001 - ortools missing: keep the search result
-                pass
+    from schedules.search import solve
+
+    res = solve(inst, time_limit=time_limit, engine="search", use_theory=False)
+    if res.status != "optimal" and res.makespan != lb.value:
+        try:
+            res = solve(inst, time_limit=time_limit, engine="cpsat", use_theory=False)
+        except Exception:  # noqa: BLE001 - ortools missing: keep the search result
+            pass
     out["status"], out["opt"] = res.status, res.makespan
     sched = optimal_schedule(inst)
     if sched is not None:
