@@ -53,7 +53,7 @@ def test_bound_and_search_match_exhaustive_enumeration(inst):
     assert lb.value <= opt, (lb.terms, opt)
     if lb.exact:
         assert lb.value == opt, (lb.terms, opt)
-    res = solve(inst, time_limit=20)
+    res = solve(inst, time_limit=20, use_theory=False)
     assert res.status == "optimal" and res.makespan == opt
     built = optimal_schedule(inst)
     if built is not None:
@@ -87,8 +87,10 @@ def test_bound_is_valid_and_exact_claims_hold_against_enumeration(inst):
 @given(instances(max_P=3, max_v=2, max_m=4, max_pairs=8, max_K=3))
 def test_search_results_are_consistent_with_the_bound(inst):
     """Property 1 for the search's schedules, and exactness consistency: a proven optimum never
-    contradicts an ``exact`` bound, and no found schedule beats the bound."""
-    res = solve(inst, time_limit=2)
+    contradicts an ``exact`` bound, and no found schedule beats the bound. The search runs with
+    ``use_theory=False``, so its proofs do not rest on the bound under test."""
+    res = solve(inst, time_limit=2, use_theory=False)
+    event(f"search: {res.status}")
     lb = lower_bound(inst)
     if res.schedule is None:
         assert res.status == "unknown"
@@ -99,8 +101,10 @@ def test_search_results_are_consistent_with_the_bound(inst):
     assert res.makespan >= lower_bound(inst.with_(K=max(r.peak_memory))).value
     assert res.makespan >= lb.value
     assert res.lower_bound <= res.makespan
-    if res.status == "optimal" and lb.exact:
-        assert res.makespan == lb.value, (lb.terms, res.makespan)
+    if res.status == "optimal":
+        assert lb.value <= res.makespan
+        if lb.exact:
+            assert res.makespan == lb.value, (lb.terms, res.makespan)
 
 
 @st.composite
