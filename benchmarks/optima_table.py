@@ -132,6 +132,24 @@ def read_table(path: str) -> dict[str, dict]:
     return rows
 
 
+def compact(path: str) -> int:
+    """Rewrite the table with one line per instance (the last one), in a stable order; rows of
+    older runs without the ``independent`` key get ``"independent": false``."""
+    rows = read_table(path)
+    for row in rows.values():
+        row.setdefault("independent", False)
+    order = sorted(rows.values(), key=lambda r: (r["v"], "b_input" in r, r["P"], r["m"],
+                                                 r.get("placement", ""), r["K"] is None,
+                                                 r["K"] or 0, str(r["f"]), str(r["b"]),
+                                                 str(r.get("b_input", ""))))
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for row in order:
+            fh.write(json.dumps(row) + "\n")
+    os.replace(tmp, path)
+    return len(order)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--family", default="single", help="single, multi, split or all")
@@ -147,7 +165,12 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="at most this many instances")
     ap.add_argument("--retry", action="store_true", help="re-solve rows not proven optimal")
     ap.add_argument("--out", default=DEFAULT_OUT)
+    ap.add_argument("--compact", action="store_true",
+                    help="only rewrite the table with one line per instance, then exit")
     args = ap.parse_args(argv)
+    if args.compact:
+        print(f"{compact(args.out)} rows in {args.out}", file=sys.stderr)
+        return 0
     fams = ("single", "split", "multi") if args.family == "all" else (args.family,)
     todo = []
     for fam in fams:
