@@ -8,7 +8,7 @@ JSON keys: ``status``, ``makespan``, ``makespan_exact``, ``lower_bound``, ``lowe
 
 from __future__ import annotations
 
-from ..instance import Instance, fraction_json
+from ..instance import Instance
 from ..io import document_from_schedule
 from .common import CLIError, add_instance_flags, exact_string, instance_from_args, number, \
     print_json, read_batch
