@@ -8,8 +8,8 @@ plus ``value_exact``). In batch mode: a JSON list, one result per input line wit
 
 from __future__ import annotations
 
-from .common import (CLIError, add_instance_flags, exact_string, instance_from_args, number,
-                     print_json, read_batch)
+from .common import (add_instance_flags, exact_string, instance_from_args, number,
+                     print_json, batch_results)
 
 
 def register(sub) -> None:
@@ -36,18 +36,7 @@ def bound_report(inst) -> dict:
 
 def run(args) -> int:
     if args.batch is not None:
-        if args.P is not None or args.m is not None:
-            raise CLIError("give either instance flags or --batch, not both")
-        results = []
-        for raw, inst, err in read_batch(args.batch):
-            if err is not None:
-                results.append({"instance": raw, "error": err})
-                continue
-            try:
-                results.append({"instance": inst.to_dict(), **bound_report(inst)})
-            except (ValueError, ArithmeticError) as exc:
-                results.append({"instance": raw, "error": str(exc)})
-        print_json(results)
+        print_json(batch_results(args, bound_report))
         return 0
     inst = instance_from_args(args)
     rep = bound_report(inst)

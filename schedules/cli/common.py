@@ -88,6 +88,32 @@ def read_batch(path: str) -> Iterator[tuple[dict | None, Instance | None, str | 
             yield raw, None, f"line {lineno}: {exc}"
 
 
+def batch_results(args: argparse.Namespace, report) -> list[dict]:
+    """Results of ``report(inst) -> dict`` for every line of ``--batch`` (CLI.md).
+
+    Each result carries its ``instance``; a bad line, or an instance the report fails on, gives
+    an object with an ``error`` key and does not stop the others (an unexpected failure names its
+    exception type, so a bug is not mistaken for bad input).
+    """
+    if args.P is not None or args.m is not None:
+        raise CLIError("give either instance flags or --batch, not both")
+    results = []
+    for raw, inst, err in read_batch(args.batch):
+        if err is not None:
+            results.append({"instance": raw, "error": err})
+            continue
+        try:
+            results.append({"instance": inst.to_dict(), **report(inst)})
+        except CLIError:
+            raise
+        except (ValueError, ArithmeticError) as exc:
+            results.append({"instance": inst.to_dict(), "error": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - one failing line must not stop the others
+            results.append({"instance": inst.to_dict(),
+                            "error": f"internal error: {type(exc).__name__}: {exc}"})
+    return results
+
+
 def jsonable(x: Any) -> Any:
     """Fractions become ints or ``"p/q"`` strings; containers are converted recursively."""
     if isinstance(x, Fraction):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..instance import Instance
 from ..io import document_from_schedule
 from .common import CLIError, add_instance_flags, exact_string, instance_from_args, number, \
-    print_json, read_batch
+    print_json, batch_results
 
 
 def register(sub) -> None:
@@ -67,19 +67,7 @@ def _text(inst: Instance, r: dict) -> str:
 
 def run(args) -> int:
     if args.batch is not None:
-        results = []
-        for raw, inst, err in read_batch(args.batch):
-            if err is not None:
-                results.append({"instance": raw, "error": err})
-                continue
-            try:
-                r = solve_report(inst, args)
-            except CLIError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - one bad line must not stop the others
-                results.append({"instance": inst.to_dict(), "error": str(exc)})
-                continue
-            results.append({"instance": inst.to_dict(), **r})
+        results = batch_results(args, lambda inst: solve_report(inst, args))
         if args.json:
             print_json(results)
         else:
