@@ -96,7 +96,10 @@ def test_noted_orders_documents_read_back_as_the_same_schedule(sched):
     from schedules import document_from_schedule, schedule_from_document
 
     back = schedule_from_document(json.loads(json.dumps(document_from_schedule(sched))))
-    assert back.instance == sched.instance and back.orders == sched.orders
+    # the same problem; the placement *label* may differ (see docs/testing.md, findings)
+    fields = ("P", "m", "K", "v", "stage_to_rank", "f", "b", "b_I", "b_W", "c")
+    assert all(getattr(back.instance, k) == getattr(sched.instance, k) for k in fields)
+    assert back.orders == sched.orders
     assert simulate(back).makespan == simulate(sched).makespan
 
 
