@@ -365,12 +365,12 @@ def one_f_one_b_reaches_fill_drain(ctx: Context) -> CheckResult:
 
 @check("T3 exact at K = 1 (LB = OPT; construction = OPT)", kind="exhaustive",
        range={"quick": "K=1, P <= 4, m <= 5, (f,b) in 5 pairs",
-              "full": "K=1, P <= 5, m <= 8, f, b in {1,2,3}"})
+              "full": "K=1, P <= 4, m <= 8, f, b in {1,2,3}"})
 def single_slot_exact(ctx: Context) -> CheckResult:
     full = ctx.mode == "full"
     if full:
-        insts = _fused(range(1, 6), range(1, 9), PAIRS_FULL, Ks=[1])
-        tl = 300.0
+        insts = _fused(range(1, 5), range(1, 9), PAIRS_FULL, Ks=[1])
+        tl = 120.0
     else:
         insts = _fused(range(1, 5), range(1, 6), PAIRS_QUICK, Ks=[1])
         tl = 20.0
