@@ -143,8 +143,10 @@ class Instance:
             if any(cnt != v for cnt in counts):
                 raise InstanceError(
                     f"stage_to_rank must give every GPU exactly v={v} stages, got counts {counts}")
-            placement = self.placement if s2r == placement_stage_to_rank(P, v, self.placement) \
-                else "explicit"
+            # a list equal to a named placement is that placement, whatever was passed with it
+            named = [name for name in ((self.placement,) + PLACEMENTS) if name in PLACEMENTS
+                     and s2r == placement_stage_to_rank(P, v, name)]
+            placement = named[0] if named else "explicit"
         else:
             placement = self.placement
             s2r = placement_stage_to_rank(P, v, placement)

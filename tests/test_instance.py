@@ -28,6 +28,15 @@ def test_explicit_stage_to_rank():
         Instance(P=2, m=1, stage_to_rank=[0, 2])
 
 
+def test_explicit_list_equal_to_a_named_placement_is_named():
+    a = Instance(P=2, m=1, v=2, placement="vshape", stage_to_rank=(0, 1, 0, 1))
+    b = Instance(P=2, m=1, v=2, stage_to_rank=(0, 1, 0, 1))
+    assert a.placement == b.placement == "looped" and a == b
+    assert Instance(P=2, m=1, stage_to_rank=(0, 1, 1, 0)).placement == "vshape"
+    # v = 1: both named placements are the identity; the one passed is kept
+    assert Instance(P=2, m=1, placement="vshape", stage_to_rank=(0, 1)).placement == "vshape"
+
+
 def test_split_durations():
     inst = Instance(P=2, m=2, b_I="1/2", b_W=1)
     assert inst.split and inst.b == Fraction(3, 2) and inst.unit == 2
