@@ -19,17 +19,7 @@ S = pytest.importorskip("torch.distributed.pipelining.schedules")
 from schedules import Instance, simulate  # noqa: E402
 from schedules.generators import generate  # noqa: E402
 from schedules.interop import from_torch_schedule  # noqa: E402
-
-
-class MockStage:
-    def __init__(self, stage_index, num_stages, group_size, group_rank):
-        self.stage_index = stage_index
-        self.num_stages = num_stages
-        self.group_size = group_size
-        self.group_rank = group_rank
-        self.submod = None
-        self.is_first = stage_index == 0
-        self.is_last = stage_index == num_stages - 1
+from torch_mocks import build_torch_schedule  # noqa: E402
 
 
 # our name, torch class, waves, torch stage style, split backward
@@ -46,12 +36,7 @@ PAIRS = [
 ]
 
 
-def build(cls, P, m, v, style):
-    if issubclass(cls, S.PipelineScheduleSingle):
-        return cls(MockStage(0, P, P, 0), m)
-    stages = [MockStage(s, v * P, P, 0)
-              for s in S.generate_rank_to_stage_mapping(P, v * P, style=style)[0]]
-    return cls(stages, m)
+build = build_torch_schedule
 
 
 @pytest.mark.parametrize("name,cls_name,v,style,split", PAIRS,

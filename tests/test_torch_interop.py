@@ -24,17 +24,7 @@ from schedules import Schedule, document_from_schedule, simulate  # noqa: E402
 from schedules.interop import from_pipeline_order, from_torch_schedule  # noqa: E402
 from schedules.interop.torch import runtime_single_stage_order, torch_instance  # noqa: E402
 from strategies import scaled  # noqa: E402
-
-
-class MockStage:
-    def __init__(self, stage_index, num_stages, group_size, group_rank):
-        self.stage_index = stage_index
-        self.num_stages = num_stages
-        self.group_size = group_size
-        self.group_rank = group_rank
-        self.submod = None
-        self.is_first = stage_index == 0
-        self.is_last = stage_index == num_stages - 1
+from torch_mocks import MockStage, build_torch_schedule  # noqa: E402
 
 
 # class, waves, stage style (torch's generate_rank_to_stage_mapping)
@@ -52,11 +42,7 @@ CLASSES = {
 def build(name, P, m, v=None):
     cls, v0, style = CLASSES[name]
     v = v or v0
-    if issubclass(cls, S.PipelineScheduleSingle):
-        return cls(MockStage(0, P, P, 0), m)
-    stages = [MockStage(s, v * P, P, 0)
-              for s in S.generate_rank_to_stage_mapping(P, v * P, style=style)[0]]
-    return cls(stages, m)
+    return build_torch_schedule(cls, P, m, v, style)
 
 
 def _grid():
