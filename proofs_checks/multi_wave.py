@@ -511,11 +511,25 @@ def vshape_wide(ctx: Context) -> CheckResult:
                        "; ".join(bad[:3]) or f"certified {cert}/{len(items)}")
 
 
-def _periodic_row(inst: Instance):
-    from schedules.constructions.multi_wave import vshape_periodic
+def _construction_row(item):
+    """``(construction name, instance) -> (instance, valid, makespan, lower bound)``."""
+    from schedules.constructions import multi_wave as cmw
 
-    res = simulate(vshape_periodic(inst))
+    name, inst = item
+    res = simulate(getattr(cmw, name)(inst))
     return inst, res.valid, res.makespan, lower_bound(inst)
+
+
+def _reaches_exact_bound(ctx: Context, construction: str, items, want) -> CheckResult:
+    """Every schedule of ``construction`` is valid with makespan ``want(inst)``, and the lower
+    bound equals it and is flagged exact (the construction is then proven optimal)."""
+    bad = []
+    for inst, valid, ms_, lb in _map(ctx, _construction_row, [(construction, i) for i in items]):
+        w = want(inst)
+        if not valid or ms_ != w or lb.value != w or not lb.exact:
+            bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {w}, "
+                       f"LB {lb.value}, exact {lb.exact}")
+    return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))
 
 
 @check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4)",
@@ -529,14 +543,10 @@ def vshape_periodic_wide(ctx: Context) -> CheckResult:
     fs = [Fraction(1), Fraction(2, 3)] + ([] if quick else [Fraction(5, 2)])
     items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=fd)
              for Pn in Ps for mn in list(range(1, Pn + 1)) + [k * Pn for k in ks] for fd in fs]
-    bad = []
-    for inst, valid, ms_, lb in _map(ctx, _periodic_row, items):
-        want = max((4 * inst.P + 2 * (inst.m - 1)) * inst.f,
-                   2 * (2 * inst.m + inst.P - 1) * inst.f)
-        if not valid or ms_ != want or lb.value != want or not lb.exact:
-            bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {want}, "
-                       f"LB {lb.value}, exact {lb.exact}")
-    return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))
+    return _reaches_exact_bound(
+        ctx, "vshape_periodic", items,
+        lambda inst: max((4 * inst.P + 2 * (inst.m - 1)) * inst.f,
+                         2 * (2 * inst.m + inst.P - 1) * inst.f))
 
 
 @check("MW6b vshape m <= P: timetable inequalities of the proof", kind="symbolic",
@@ -582,13 +592,6 @@ def vshape_small_m_inequalities(ctx: Context) -> CheckResult:
     return CheckResult(len(ineqs) + 1, not bad, None, "; ".join(bad))
 
 
-def _small_m_row(inst: Instance):
-    from schedules.constructions.multi_wave import vshape_small_m
-
-    res = simulate(vshape_small_m(inst))
-    return inst, res.valid, res.makespan, lower_bound(inst)
-
-
 @check("MW6b vshape m <= P construction reaches MW4 (= OPT) for every P, f, b in range",
        kind="exhaustive",
        range={"quick": "vshape v=2, P<=8, m<=P, (f,b) in {(1,2),(3,1),(1/2,7/3),(2,9)}",
@@ -601,10 +604,4 @@ def vshape_small_m_wide(ctx: Context) -> CheckResult:
         durs += [(1, 1), (2, 3), (5, 6), (7, 2), (1, 10)]
     items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=bd)
              for Pn in Ps for mn in range(1, Pn + 1) for fd, bd in durs]
-    bad = []
-    for inst, valid, ms_, lb in _map(ctx, _small_m_row, items):
-        want = mw.vshape_pair_value(inst)
-        if not valid or ms_ != want or lb.value != want or not lb.exact:
-            bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {want}, "
-                       f"LB {lb.value}, exact {lb.exact}")
-    return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))
+    return _reaches_exact_bound(ctx, "vshape_small_m", items, mw.vshape_pair_value)
