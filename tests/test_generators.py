@@ -372,7 +372,7 @@ def test_explicit_stage_to_rank():
         assert res.valid, (name, res.errors[:2])
     assert simulate(generate("1f1b", perm)).makespan == (6 + 4 - 1) * 3
     vee = Instance(P=3, m=6, stage_to_rank=[0, 1, 2, 2, 1, 0], b_I=1, b_W=1)
-    assert vee.placement == "explicit"
+    assert vee.placement == "vshape"  # a list equal to a named placement carries its name
     for name in ("zbv", "v-min", "v-half", "dualpipev", "hanayo"):
         assert simulate(generate(name, vee)).valid
     with pytest.raises(GeneratorError, match="looped"):
