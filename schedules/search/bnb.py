@@ -89,17 +89,9 @@ class Search:
         self.deadline = None if time_limit is None else time.monotonic() + time_limit
         self.node_limit = node_limit
         self.memo_limit = memo_limit
-        m, S, P = model.m, model.S, model.P
-        self.nf = [0] * m
-        self.fe = [0] * m
-        self.nb = [0] * m
-        self.be = [0] * m
-        self.pst = [NONE] * (m * S)
-        self.pt = [0] * (m * S)
-        self.fr = [0] * P
-        self.live = [0] * P
-        self.left = m * S * (3 if model.split else 2)
+        S, P = model.S, model.P
         self.path: list[tuple[int, Op]] = []
+        self.reset()  # the empty schedule's state
         self.best: Optional[list[tuple[int, Op]]] = None
         self.nodes = 0
         self.leaves = 0
