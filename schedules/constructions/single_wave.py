@@ -38,17 +38,10 @@ def one_f_one_b(inst: Instance) -> Schedule:
     """
     if inst.v != 1 or inst.split:
         raise ValueError("one_f_one_b builds v = 1 fused-backward schedules")
-    P, m = inst.P, inst.m
-    orders = []
-    for p in range(P):
-        w = min(P - p - 1, m)
-        seq = [Op(p, "F", j) for j in range(w)]
-        for k in range(m - w):
-            seq.append(Op(p, "F", w + k))
-            seq.append(Op(p, "B", k))
-        seq += [Op(p, "B", j) for j in range(m - w, m)]
-        orders.append(tuple(seq))
-    return Schedule(inst, tuple(orders), source="1F1B (constructions.single_wave)")
+    from ..generators.one_f_one_b import one_f_one_b as generator
+
+    sched = generator(inst)
+    return Schedule(inst, sched.orders, source="1F1B (constructions.single_wave)")
 
 
 # --------------------------------------------------------------------------- K = 1 family
