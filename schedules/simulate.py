@@ -107,8 +107,11 @@ class SimulationResult:
         if self.start is None:
             raise ValueError("the schedule has no timing (it is invalid)")
         seq = self.schedule.orders[p]
-        store, release = _store_release_flags(self.schedule, seq)
+        c = compile_schedule(self.schedule)
         lo = int(self.offsets[p])
+        store_all, release_all = store_release(c)
+        store = store_all[lo:lo + len(seq)].tolist()
+        release = release_all[lo:lo + len(seq)].tolist()
         starts = self.start_units[lo:lo + len(seq)].tolist()
         ends = self.end_units[lo:lo + len(seq)].tolist()
         events: dict[int, int] = {}
@@ -122,16 +125,6 @@ class SimulationResult:
             live += events[t]
             out.append((Fraction(t, self.unit), live))
         return out
-
-
-def _store_release_flags(schedule: Schedule, seq) -> tuple[list[bool], list[bool]]:
-    recomputed = {(op.stage, op.microbatch) for op in seq if op.kind == "R"}
-    store = [op.kind == "R" or (op.kind == "F" and (op.stage, op.microbatch) not in recomputed)
-             for op in seq]
-    split_pairs = {(op.stage, op.microbatch) for op in seq if op.kind == "W"}
-    release = [op.kind == "W" or (op.kind == "B" and (op.stage, op.microbatch) not in split_pairs)
-               for op in seq]
-    return store, release
 
 
 def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
@@ -232,18 +225,25 @@ def _timing(c: Compiled, dur_kind: list[int]):
     return end, blocked
 
 
+def store_release(c: Compiled) -> tuple[np.ndarray, np.ndarray]:
+    """Per op (in ``c``'s order): does it store an activation, does it release one (MODEL.md).
+
+    The storing op of ``(j,s)`` is ``R(j,s)`` if the pair is recomputed, else ``F(j,s)``; the
+    releasing op is ``W(j,s)`` in split form, else ``B(j,s)``.
+    """
+    size = c.schedule.instance.S * c.schedule.instance.m
+    has = np.zeros(len(KINDS) * size, dtype=bool)
+    has[c.ids[c.ids >= 0]] = True
+    pair = c.ids % size
+    store = (c.kind == R) | ((c.kind == F) & ~has[R * size + pair])
+    release = (c.kind == W) | ((c.kind == B) & ~has[W * size + pair])
+    return store, release
+
+
 def _memory(c: Compiled) -> tuple[list[int], list[np.ndarray]]:
     """Peak live activations per GPU and the live count during each op (by position)."""
     inst = c.schedule.instance
-    S, m = inst.S, inst.m
-    size = S * m
-    has = np.zeros(len(KINDS) * size, dtype=bool)
-    has[c.ids] = True
-    pair = c.ids % size
-    recomputed = has[R * size + pair]
-    split = has[W * size + pair]
-    store = (c.kind == R) | ((c.kind == F) & ~recomputed)
-    release = (c.kind == W) | ((c.kind == B) & ~split)
+    store, release = store_release(c)
     peaks, lives = [], []
     for p in range(inst.P):
         lo, hi = c.offsets[p], c.offsets[p + 1]
