@@ -20,25 +20,19 @@ from ..simulate import simulate
 
 def known_schedules(inst: Instance) -> list[tuple[str, Schedule]]:
     """``(source, schedule)`` for every construction/generator that accepts ``inst``."""
-    out = []
-    try:
-        from ..constructions import optimal_schedule
+    from ..constructions import optimal_schedule
+    from ..generators import GENERATORS, generate
 
-        sched = optimal_schedule(inst)
-        if sched is not None:
-            out.append(("construction", sched))
-    except Exception:  # noqa: BLE001 - a broken helper must not break the solver
-        pass
-    try:
-        from ..generators import GENERATORS, generate
-    except Exception:  # noqa: BLE001
-        return out
+    out = []
+    sched = optimal_schedule(inst)
+    if sched is not None:
+        out.append(("construction", sched))
     for name, gen in GENERATORS.items():
         if gen.requires.problems(inst):
             continue
         try:
             out.append((name, generate(name, inst)))
-        except Exception:  # noqa: BLE001
+        except ValueError:  # GeneratorError: a size this family refuses (e.g. DualPipeV, m < 2P)
             continue
     return out
 
@@ -47,10 +41,7 @@ def best_known(inst: Instance) -> Optional[tuple[str, Schedule, Fraction]]:
     """The valid known schedule of least makespan: ``(source, schedule, makespan)``, or None."""
     best = None
     for source, sched in known_schedules(inst):
-        try:
-            res = simulate(sched.with_instance(inst))
-        except Exception:  # noqa: BLE001
-            continue
+        res = simulate(sched.with_instance(inst))
         if res.valid and (best is None or res.makespan < best[2]):
             best = (source, sched.with_instance(inst), res.makespan)
     return best

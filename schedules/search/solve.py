@@ -42,15 +42,10 @@ ENGINES = ("search", "cpsat")
 
 
 def root_lower_bound(inst: Instance) -> Fraction:
-    """:func:`bounds.lower_bound` (the theory's bound); the trivial terms if it fails."""
-    try:
-        from bounds import lower_bound
+    """:func:`bounds.lower_bound` (the theory's bound)."""
+    from bounds import lower_bound
 
-        return Fraction(lower_bound(inst).value)
-    except Exception:  # noqa: BLE001 - a bound under construction must not break the solver
-        from bounds.evaluate import basic_terms
-
-        return max(v for _, v, _ in basic_terms(inst))
+    return Fraction(lower_bound(inst).value)
 
 
 def _ceil_units(x: Fraction, unit: int) -> int:
