@@ -15,7 +15,6 @@ from fractions import Fraction
 from itertools import product
 from pathlib import Path
 from typing import Callable, Iterable, Optional
-from unittest import mock
 
 import sympy as sp
 
@@ -154,32 +153,25 @@ def brute_force(inst: Instance, limit: int = 3_000_000) -> Optional[Fraction]:
 
 
 def _independent_solve(inst: Instance, time_limit: float):
-    """:func:`schedules.search.solve` with the theory's root bound replaced by the trivial
-    terms, so that the optimum does not depend on the bound being checked."""
-    import importlib
+    """:func:`schedules.search.solve` proving with the engine alone (``use_theory=False``, no
+    known schedules), so that the optimum does not depend on the bound being checked."""
+    from schedules.search import solve
 
-    solve_mod = importlib.import_module("schedules.search.solve")
-
-    def trivial(i):
-        return max(val for _, val, _ in basic_terms(i))
-
-    with mock.patch.object(solve_mod, "root_lower_bound", trivial):
-        return solve_mod.solve(inst, time_limit=time_limit, use_known=False)
+    return solve(inst, time_limit=time_limit, use_known=False, use_theory=False)
 
 
 def optima_rows(pred: Callable[[Instance], bool]) -> list[tuple[Instance, Fraction]]:
-    """``(instance, opt)`` for the rows of data/optima.jsonl with status optimal and ``pred``."""
+    """``(instance, opt)`` for the rows of data/optima.jsonl proven optimal independently of the
+    theory (``"independent": true``) that satisfy ``pred``."""
     out = []
     if not OPTIMA.exists():
         return out
     for line in OPTIMA.read_text().splitlines():
-        try:
-            row = json.loads(line)
-            if row.get("status") != "optimal":
-                continue
-            inst = Instance.from_dict(row)
-        except Exception:  # noqa: BLE001 - a malformed row is not ours to judge here
+        row = json.loads(line)
+        # only optima proven without the theory's bound count as evidence for it
+        if row.get("status") != "optimal" or row.get("independent") is not True:
             continue
+        inst = Instance.from_dict(row)
         if pred(inst):
             out.append((inst, Fraction(str(row["opt"]))))
     return out
