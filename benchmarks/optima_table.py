@@ -17,7 +17,10 @@ Families (the ranges of the issue):
 * ``single``: ``v = 1``, ``P <= 4``, ``m <= 8``, ``K = 1..m-1`` and unconstrained;
 * ``multi``: ``v = 2``, looped and vshape, ``P <= 3``, ``m <= 5``, ``K = 1..2m-1`` and
   unconstrained;
-* ``split``: ``v = 1``, split backward, ``P <= 3``, ``m <= 6``, ``K = 1..m-1`` and unconstrained.
+* ``split``: ``v = 1``, split backward, ``P <= 3``, ``m <= 6``, ``K = 1..m-1`` and unconstrained;
+* ``k1``: ``v = 1``, fused, ``K = 1`` only, ``2 <= P <= --max-P``, ``2 <= m <= --max-m`` (no
+  caps), durations every ratio ``f : b`` with ``f, b`` in ``{1..5}`` coprime (``--durations
+  all``; ``base`` is ``f=1, b=2``): the wider check of Theorem 3 (docs/theory.md, section 5).
 
 (``K >= v m`` is the unconstrained instance: a GPU never holds more than ``v m`` activations.)
 
@@ -58,6 +61,10 @@ def durations(family: str, which: str) -> list[dict]:
         return [dict(f=f, b_I=bi, b_W=bw) for f, bi, bw in itertools.product((1, 2), repeat=3)]
     if which == "base":
         return [dict(f=1, b=2)]
+    if family == "k1":
+        from math import gcd
+        return [dict(f=f, b=b) for f, b in itertools.product(range(1, 6), repeat=2)
+                if gcd(f, b) == 1]
     return [dict(f=f, b=b) for f, b in itertools.product((1, 2, 3), repeat=2)]
 
 
@@ -80,10 +87,14 @@ def instances(family: str, which: str, max_P: int, max_m: int, min_P: int = 1):
             shapes = [(P, m, 1, "looped") for P in range(min_P, min(max_P, 3) + 1)
                       for m in range(1, min(max_m, 6) + 1)]
             kmax = lambda m, v: m  # noqa: E731
+        elif family == "k1":
+            shapes = [(P, m, 1, "looped") for P in range(max(min_P, 2), max_P + 1)
+                      for m in range(2, max_m + 1)]
+            kmax = None
         else:
             raise SystemExit(f"unknown family {family!r}")
         for P, m, v, pl in shapes:
-            for K in list(range(1, kmax(m, v))) + [None]:
+            for K in [1] if kmax is None else list(range(1, kmax(m, v))) + [None]:
                 inst = Instance(P=P, m=m, v=v, placement=pl, K=K, **dur)
                 out.append((0 if rank == 0 else 1, P * m * v, inst.to_dict()))
     out.sort(key=lambda x: (x[0], x[1]))
@@ -170,7 +181,7 @@ def compact(path: str) -> int:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--family", default="single", help="single, multi, split or all")
+    ap.add_argument("--family", default="single", help="single, multi, split, k1, or all (the first three)")
     ap.add_argument("--durations", default="base", choices=("base", "all"))
     ap.add_argument("--min-P", type=int, default=1)
     ap.add_argument("--max-P", type=int, default=4)

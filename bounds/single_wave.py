@@ -20,7 +20,8 @@ Theorems (numbering of docs/theory.md):
 * **T3 single-slot** (fused, ``K = 1``): ``T >= max_p [p B + min_x W_p(x)]`` with ``x`` pairs kept
   on GPU ``p``, ``G = (d-1) B``, ``c = floor(G/f)``, ``r0 = G - c f``, ``N = m - x`` and
   ``W_p(x) = m B + N f + x G - f min(N, x c) - r0 min(x, max(0, N - x c))``.
-  Exact (= OPT) on every instance checked (proofs_checks, docs/theory.md).
+  Exact (= OPT) on every instance checked (proofs_checks, docs/theory.md); claimed exact on the
+  checked range and wherever the construction reaches it (:func:`single_slot_exact`).
 * **S1 split drain**: ``T >= p f + m b + m f + max(0, p b_I - (min(K, m) - 1) b_W)`` for every
   ``p``; **S2 split first input-gradient**: ``T >= P f + (P - 1) b_I + m b``;
   **S3 split memory-time** (any ``K``): the analogue of T2 with round trip ``d(f + b_I) + b_W``.
@@ -29,6 +30,7 @@ Theorems (numbering of docs/theory.md):
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from math import floor
 from typing import Optional
 
@@ -266,7 +268,13 @@ def nonbinding_memory(inst: Instance) -> bool:
 
 
 SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3)}
-"""The range over which T3 = OPT was confirmed by exact search (docs/theory.md, section 4)."""
+"""The range over which T3 = OPT was confirmed by exact search independent of the bound
+(docs/theory.md, section 5; the ``K = 1`` rows of data/optima.jsonl)."""
+
+CERTIFICATE_MAX_SIZE = 64
+"""Largest ``P * m`` for which :func:`single_slot_exact` tries the construction as a
+certificate (its cost grows like ``P^3 m^2``; above this size ``lower_bound`` stays fast and
+claims exactness only on the checked range)."""
 
 
 def single_slot_checked(inst: Instance) -> bool:
@@ -282,12 +290,38 @@ def single_slot_checked(inst: Instance) -> bool:
     return any(Fraction(a, bb) == ratio for a in grid for bb in grid)
 
 
+@lru_cache(maxsize=4096)
+def single_slot_certified(inst: Instance) -> bool:
+    """True when the ``K = 1`` construction of :mod:`schedules.constructions.single_wave`
+    returns a schedule for ``inst``: it returns one only when the schedule is valid, holds one
+    activation per GPU and its simulated makespan equals T3, so T3 = OPT for ``inst`` (a valid
+    bound met by a feasible schedule). Tried only up to ``P m <= CERTIFICATE_MAX_SIZE``."""
+    if inst.split or inst.K != 1 or inst.c or inst.v != 1:
+        return False
+    if inst.P * inst.m > CERTIFICATE_MAX_SIZE:
+        return False
+    from schedules.constructions.single_wave import single_slot_schedule
+
+    return single_slot_schedule(inst) is not None
+
+
+def single_slot_exact(inst: Instance) -> bool:
+    """T3 is proven equal to the optimum of ``inst``: inside the exhaustively checked range
+    (:func:`single_slot_checked`), or by a certificate schedule (:func:`single_slot_certified`).
+
+    >>> single_slot_exact(Instance(P=3, m=10, K=1, f=1, b=2))  # outside the range: certificate
+    True
+    """
+    return single_slot_checked(inst) or single_slot_certified(inst)
+
+
 # --------------------------------------------------------------------------- the hook
 def terms(inst: Instance) -> list[Term]:
     """The single-wave terms for ``inst`` (``v = 1``): ``(name, exact value, exact?)``.
 
     ``exact`` is True only where the term is proven equal to the optimum: T1 when memory does
-    not bind (Theorem 1 + 1F1B) and T3 on the exhaustively checked range (Theorem 3); for
+    not bind (Theorem 1 + 1F1B) and T3 where :func:`single_slot_exact` holds (the exhaustively
+    checked range, or a certificate schedule reaching it); for
     ``m = 1`` the chain term (basic) is exact, which :func:`bounds.evaluate.lower_bound` marks.
     """
     if inst.v != 1:
@@ -298,7 +332,7 @@ def terms(inst: Instance) -> list[Term]:
         if inst.K is not None and inst.K < inst.P:
             out.append(("memory_time", memory_time_value(inst), False))
         if inst.K == 1:
-            out.append(("single_slot", single_slot_value(inst), single_slot_checked(inst)))
+            out.append(("single_slot", single_slot_value(inst), single_slot_exact(inst)))
     else:
         out.append(("split_drain", split_drain_value(inst), False))
         out.append(("split_first_input", split_first_input_value(inst), False))
@@ -312,5 +346,6 @@ __all__ = [
     "memory_time_value", "single_slot_W_expr", "single_slot_gpu_expr", "single_slot_choice",
     "single_slot_gpu_value", "single_slot_value", "split_drain_gpu_expr", "split_drain_value",
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
-    "split_memory_time_value", "nonbinding_memory", "single_slot_checked", "terms", "p", "x",
+    "split_memory_time_value", "nonbinding_memory", "single_slot_checked", "single_slot_certified", "single_slot_exact",
+    "CERTIFICATE_MAX_SIZE", "terms", "p", "x",
 ]

@@ -206,3 +206,21 @@ def test_bound_valid_and_exact_claims_hold_on_tiny_instances(P_, m_, K_, f_, b_)
     sched = optimal_schedule(inst)
     if sched is not None:
         assert simulate(sched).makespan == opt
+
+
+@pytest.mark.parametrize("P_,m_,f_,b_", [
+    (3, 10, 1, 2), (3, 10, 1, 1), (4, 9, 2, 5), (6, 10, 1, 2), (2, 12, 4, 1), (5, 12, 3, 1)])
+def test_single_slot_exactness_outside_the_checked_range_rests_on_a_certificate(P_, m_, f_, b_):
+    """Outside the checked range T3 is claimed exact exactly when the construction returns a
+    schedule, and that schedule is a certificate: valid, one activation per GPU, makespan = LB."""
+    inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
+    assert not sw.single_slot_checked(inst)
+    from schedules.constructions.single_wave import single_slot_schedule
+
+    sched = single_slot_schedule(inst)
+    lb = lower_bound(inst)
+    assert lb.exact == (sched is not None and P_ * m_ <= sw.CERTIFICATE_MAX_SIZE)
+    if sched is not None:
+        res = simulate(sched)
+        assert res.valid and max(res.peak_memory) == 1
+        assert res.makespan == lb.value == sw.single_slot_value(inst)
