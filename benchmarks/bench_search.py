@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("groups", nargs="+", choices=("single", "multi", "split", "k1", "largest",
                                                   "crosscheck"))
-    ap.add_argument("--engine", default="search", choices=("search", "cpsat"))
+    ap.add_argument("--engine", default="search", choices=("search", "cpsat", "auto"))
     ap.add_argument("--durations", default="all", choices=("base", "all"))
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--target", type=float, default=10.0)

@@ -107,22 +107,18 @@ def solve_one(job):
     from schedules import Instance
     from schedules.cli.common import exact_string
     from schedules.search import solve
+    from schedules.search.solve import solve_auto
 
     inst = Instance.from_dict(d)
     t0 = time.monotonic()
-    first = engine if engine != "auto" else "search"
-    limit = time_limit if engine != "auto" else min(search_limit, time_limit)
-    res = solve(inst, time_limit=limit, engine=first, use_theory=False)
-    ms, lb, status, nodes, used = res.makespan, res.lower_bound, res.status, res.nodes, res.engine
-    if engine == "auto" and status != "optimal":
-        left = max(1.0, time_limit - (time.monotonic() - t0))
-        res2 = solve(inst, time_limit=left, engine="cpsat", use_theory=False)
-        nodes, used = res2.nodes, "cpsat"
-        if res2.makespan is not None and (ms is None or res2.makespan < ms):
-            ms = res2.makespan
-        lb = max(lb, res2.lower_bound)
-        status = "optimal" if ms is not None and ms == lb else (
-            "feasible" if ms is not None else res2.status)
+    if engine == "auto":
+        res = solve_auto(inst, time_limit=time_limit, use_theory=False,
+                         search_seconds=search_limit)
+        used = res.stats["engines"][-1][0]
+    else:
+        res = solve(inst, time_limit=time_limit, engine=engine, use_theory=False)
+        used = res.engine
+    ms, lb, status, nodes = res.makespan, res.lower_bound, res.status, res.nodes
     row = dict(d)
     row.update(opt=None if ms is None else exact_string(ms), lower_bound=exact_string(lb),
                status=status, seconds=round(time.monotonic() - t0, 3), nodes=nodes, engine=used,

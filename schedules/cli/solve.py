@@ -1,4 +1,4 @@
-"""``pipebounds solve <instance> [--time-limit S] [--engine search|cpsat] [--json]`` (CLI.md).
+"""``pipebounds solve <instance> [--time-limit S] [--engine search|cpsat|auto] [--json]`` (CLI.md).
 
 Also ``--batch FILE|-``: one instance per JSON line, a JSON list of results (each with its
 ``instance``; a bad line gives an ``error`` and does not stop the others).
@@ -24,8 +24,9 @@ def register(sub) -> None:
                    help="JSON lines of instances (or - for standard input) instead of flags")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="seconds per instance (default: none)")
-    p.add_argument("--engine", choices=("search", "cpsat"), default="search",
-                   help="search (default, pure Python branch and bound) or cpsat (OR-tools)")
+    p.add_argument("--engine", choices=("search", "cpsat", "auto"), default="search",
+                   help="search (default, pure Python branch and bound), cpsat (OR-tools), or "
+                        "auto (search first, then CP-SAT if installed)")
     p.add_argument("--workers", type=int, default=1, help="CP-SAT threads (default 1)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)

@@ -15,6 +15,11 @@ Engine ``search`` (default, pure Python):
 
 Engine ``cpsat``: the CP-SAT model of :mod:`schedules.search.cpsat` (needs OR-tools).
 
+Engine ``auto``: the search for a slice of the time (:data:`AUTO_SEARCH_SLICE`), then, if it
+has not proven optimality and OR-tools is installed, CP-SAT for the rest; the answer combines
+both runs (the best schedule found by either, the larger proven lower bound: each is a proof,
+so the combination is sound). Without OR-tools it is the search with the whole time limit.
+
 Every returned schedule is checked by :func:`schedules.simulate.simulate`: it must be valid and
 have the makespan reported (an ``AssertionError`` otherwise: a bug, never a silent result).
 
@@ -38,7 +43,11 @@ from .incumbent import best_known
 from .model import Model
 from .result import SolveResult
 
-ENGINES = ("search", "cpsat")
+ENGINES = ("search", "cpsat", "auto")
+
+AUTO_SEARCH_SLICE = (0.25, 5.0)
+"""Engine ``auto``: the search runs ``min(share * time_limit, cap)`` seconds (the cap alone
+without a time limit) before CP-SAT takes over."""
 
 
 def root_lower_bound(inst: Instance) -> Fraction:
@@ -74,6 +83,8 @@ def solve(inst: Instance, time_limit: Optional[float] = None, engine: str = "sea
 
         return solve_cpsat(inst, time_limit=time_limit, workers=workers, use_known=use_known,
                            use_theory=use_theory)
+    if engine == "auto":
+        return solve_auto(inst, time_limit, workers, use_known, use_theory)
     if engine != "search":
         raise ValueError(f"unknown engine {engine!r}; engines are {', '.join(ENGINES)}")
     return solve_search(inst, time_limit, use_known, use_theory)
@@ -147,3 +158,54 @@ def solve_search(inst: Instance, time_limit: Optional[float] = None,
             return finish("feasible" if best_sched is not None else "unknown", T)
         T += 1
     return finish("optimal", T)
+
+
+def _cpsat_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ortools") is not None
+
+
+def solve_auto(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
+               use_known: bool = True, use_theory: bool = True,
+               search_seconds: Optional[float] = None) -> SolveResult:
+    """Engine ``auto``: the search first (``search_seconds``, default from
+    :data:`AUTO_SEARCH_SLICE`), CP-SAT for what it leaves open (see the module docstring).
+    ``engine`` of the result is ``"auto"``; ``stats["engines"]`` lists the runs as
+    ``(engine, status, seconds)``; ``source`` is where the returned schedule came from."""
+    t0 = time.monotonic()
+    if not _cpsat_available():
+        res = solve_search(inst, time_limit, use_known, use_theory)
+        return SolveResult(res.status, res.schedule, res.makespan, res.lower_bound, res.nodes,
+                           res.seconds, "auto", res.source,
+                           dict(res.stats, engines=[("search", res.status, res.seconds)]))
+    share, cap = AUTO_SEARCH_SLICE
+    first = cap if time_limit is None else min(share * time_limit, cap)
+    if search_seconds is not None:
+        first = search_seconds if time_limit is None else min(search_seconds, time_limit)
+    a = solve_search(inst, first, use_known, use_theory)
+    runs = [("search", a.status, a.seconds)]
+    if a.status in ("optimal", "infeasible"):
+        return SolveResult(a.status, a.schedule, a.makespan, a.lower_bound, a.nodes, a.seconds,
+                           "auto", a.source, dict(a.stats, engines=runs))
+    from .cpsat import solve_cpsat
+
+    left = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - t0))
+    c = solve_cpsat(inst, time_limit=left, workers=workers, use_known=use_known,
+                    use_theory=use_theory)
+    runs.append(("cpsat", c.status, c.seconds))
+    if c.status == "infeasible":
+        return SolveResult("infeasible", None, None, c.lower_bound, a.nodes + c.nodes,
+                           time.monotonic() - t0, "auto", "cpsat", dict(c.stats, engines=runs))
+    pick = min((r for r in (a, c) if r.makespan is not None), key=lambda r: r.makespan,
+               default=None)
+    lower = max(a.lower_bound, c.lower_bound)
+    stats = dict(a.stats, engines=runs, independent=a.stats.get("independent", not use_theory)
+                 and c.stats.get("independent", not use_theory))
+    if pick is None:
+        return SolveResult("unknown", None, None, lower, a.nodes + c.nodes,
+                           time.monotonic() - t0, "auto", "", stats)
+    assert lower <= pick.makespan, f"proven lower bound {lower} above a found makespan"
+    status = "optimal" if lower == pick.makespan else "feasible"
+    return SolveResult(status, pick.schedule, pick.makespan, lower, a.nodes + c.nodes,
+                       time.monotonic() - t0, "auto", pick.source or pick.engine, stats)
