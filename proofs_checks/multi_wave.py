@@ -10,11 +10,9 @@ under test cannot leak into the optimum it is checked against).
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from itertools import product
-from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Iterable, Optional
 
 import sympy as sp
 
@@ -26,8 +24,8 @@ from schedules.instance import Instance
 from schedules.simulate import simulate
 
 from .registry import CheckResult, Context, check
+from .table import optima_rows
 
-OPTIMA = Path(__file__).resolve().parent.parent / "data" / "optima.jsonl"
 
 
 # =========================================================================== exact optimum
@@ -158,23 +156,6 @@ def _independent_solve(inst: Instance, time_limit: float):
     from schedules.search import solve
 
     return solve(inst, time_limit=time_limit, use_known=False, use_theory=False)
-
-
-def optima_rows(pred: Callable[[Instance], bool]) -> list[tuple[Instance, Fraction]]:
-    """``(instance, opt)`` for the rows of data/optima.jsonl proven optimal independently of the
-    theory (``"independent": true``) that satisfy ``pred``."""
-    out = []
-    if not OPTIMA.exists():
-        return out
-    for line in OPTIMA.read_text().splitlines():
-        row = json.loads(line)
-        # only optima proven without the theory's bound count as evidence for it
-        if row.get("status") != "optimal" or row.get("independent") is not True:
-            continue
-        inst = Instance.from_dict(row)
-        if pred(inst):
-            out.append((inst, Fraction(str(row["opt"]))))
-    return out
 
 
 def _map(ctx: Context, fn, items: list):

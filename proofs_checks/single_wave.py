@@ -383,6 +383,47 @@ def single_slot_exact(ctx: Context) -> CheckResult:
     return res
 
 
+@check("T3 = OPT on the table's K = 1 rows (every coprime f:b up to 5)", kind="exhaustive",
+       range="every K=1, v=1 row of data/optima.jsonl proven independently "
+             "(P <= 5, m <= 8, f, b in {1..5}; benchmarks/optima_table.py --family k1)")
+def single_slot_table(ctx: Context) -> CheckResult:
+    """No solving: the optima were proven without the theory (``use_theory=False``) when the
+    table was made; here LB = T3 = OPT must hold on every row, and the bound must be flagged
+    exact on the rows inside :data:`bounds.single_wave.SINGLE_SLOT_CHECKED`."""
+    from bounds import lower_bound
+    from bounds import single_wave as sw
+
+    from .table import optima_rows
+
+    rows = optima_rows(lambda i: i.v == 1 and i.K == 1 and not i.split and not i.c)
+    fails, not_flagged, ratios = [], [], set()
+    for inst, opt in rows:
+        lb = lower_bound(inst)
+        t3 = sw.single_slot_value(inst)
+        ratios.add(inst.f / inst.b)
+        if lb.value > opt or (lb.exact and lb.value != opt):
+            fails.append(f"LB {lb.value} (exact={lb.exact}) vs OPT {opt}: {inst.to_dict()}")
+        if t3 != opt:
+            fails.append(f"T3 {t3} != OPT {opt}: {inst.to_dict()}")
+        if sw.single_slot_checked(inst) and not lb.exact:
+            not_flagged.append(inst.to_dict())
+    # the declared range of the exactness claim must be covered by the table: every P, m and
+    # every ratio of SINGLE_SLOT_CHECKED["durations"] (P = 1 and m = 1 are Theorems 1 and 0)
+    have = {(i.P, i.m, i.f / i.b) for i, _ in rows}
+    grid = sw.SINGLE_SLOT_CHECKED["durations"]
+    want = {(P_, m_, Fraction(a, c)) for P_ in range(2, sw.SINGLE_SLOT_CHECKED["P"] + 1)
+            for m_ in range(2, sw.SINGLE_SLOT_CHECKED["m"] + 1) for a in grid for c in grid}
+    missing = sorted(want - have)
+    if missing:
+        fails.append(f"{len(missing)} instances of the claimed range have no independent "
+                     f"optimum in the table, e.g. P, m, f/b = {missing[0]}")
+    ok = bool(rows) and not fails and not not_flagged
+    detail = (fails[0] if fails else f"not flagged exact: {not_flagged[:2]}" if not_flagged
+              else "no K = 1 rows in data/optima.jsonl" if not rows
+              else f"T3 = OPT on all {len(rows)} rows, {len(ratios)} ratios f:b")
+    return CheckResult(len(rows), ok, Fraction(1) if ok else None, detail)
+
+
 @check("T1-T2 valid for every K (LB <= OPT; tightness)", kind="exhaustive",
        range={"quick": "P <= 4, m <= 5, K in {2, 3, inf}, (f,b) in 5 pairs",
               "full": "P <= 4, m <= 8, every K, f, b in {1,2,3}"})
