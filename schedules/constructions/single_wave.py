@@ -246,14 +246,239 @@ def _structured_starts(inst: Instance):
                     yield kept, sigma, prio
 
 
-def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Optional[Schedule]:
+# --------------------------------------------------------------------------- K = 1 bounded search
+def _waste_floor(n: int, G: int, f: int) -> int:
+    """``min_x W_p(x) - n B`` for ``n`` microbatches (integer units): the least idle plus
+    recompute time a GPU with gap ``G`` must spend on ``n`` pairs it has not forwarded yet
+    (Theorem 3's argument applied to the rest of the window)."""
+    if n == 0 or G == 0:
+        return 0
+    c, best = G // f, None
+    r0 = G - c * f
+    for x_ in range(n + 1):
+        N = n - x_
+        w = N * f + x_ * G - f * min(N, x_ * c) - r0 * min(x_, max(0, N - x_ * c))
+        best = w if best is None else min(best, w)
+    return best
+
+
+class _Found(Exception):
+    pass
+
+
+class _OutOfNodes(Exception):
+    pass
+
+
+def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
+                    rng: Optional[random.Random] = None, tie_high: bool = False,
+                    last_free: bool = False, width_f: int = 2, width_r: int = 3):
+    """Depth-first search for ``K = 1`` per-GPU orders finishing by ``T`` (integer units),
+    at most ``nodes`` nodes; returns ``(orders, nodes used)``, orders None when not found.
+
+    Chronological: the GPU with the earliest free time chooses its next op among: the backward
+    of the activation it holds, a forward (kept or free) of one of the ``width_f`` earliest
+    arrived microbatches, a recompute of one of ``width_r`` pending free pairs (those whose
+    backward from the GPU below is known/earliest first), or waiting for the next event.
+    Pruning is Theorem 3 itself, per GPU: the window of GPU ``p`` has
+    ``T - p B - m B`` units of slack for idle time and recomputes; idle and recomputes spent so
+    far, plus one recompute per pending free pair, plus the least waste of the pairs not yet
+    forwarded (:func:`_waste_floor`), plus the unavoidable gap of the hold in progress, must fit.
+    ``rng`` perturbs the candidate order (restarts), ``tie_high`` breaks time ties towards later
+    GPUs, ``last_free`` lets the last GPU recompute too.
+    """
+    B = f + b
+    floor_ = [[_waste_floor(n, (P - p - 1) * B, f) for n in range(m + 1)] for p in range(P)]
+    slack = [T - p * B - m * B for p in range(P)]
+    if min(slack) < 0:
+        return None, 0
+    fend = [[-1] * m for _ in range(P)]
+    bend = [[-1] * m for _ in range(P)]
+    kept: list[list[Optional[bool]]] = [[None] * m for _ in range(P)]
+    redone = [[False] * m for _ in range(P)]
+    slot, t, waste = [-1] * P, [p * f for p in range(P)], [0] * P
+    nf, nb, pend = [0] * P, [0] * P, [0] * P
+    orders: list[list[tuple[str, int]]] = [[] for _ in range(P)]
+    arrived: list[list[int]] = [list(range(m))] + [[] for _ in range(P - 1)]
+    count = [0]
+    noise = 0 if rng is None else rng.choice((0, f, B))
+    latest_b = [T - p * b for p in range(P)]
+    rank = {"B": 0, "R": 1, "Fk": 2, "Ff": 3}
+
+    def feasible(p: int) -> bool:
+        n = m - nf[p]
+        base = waste[p] + pend[p] * f
+        if base + floor_[p][n] > slack[p]:
+            return False
+        s = slot[p]
+        if s >= 0 and p < P - 1 and kept[p][s]:
+            if bend[p + 1][s] >= 0:
+                ready = bend[p + 1][s]
+            elif fend[p + 1][s] >= 0:
+                ready = fend[p + 1][s] + (P - p - 2) * f + (P - p - 1) * b
+            else:
+                ready = fend[p][s] + (P - p - 1) * B
+            gap = ready - t[p]
+            if gap > 0 and base + min(max(gap, k * f) + floor_[p][n - k]
+                                      for k in range(n + 1)) > slack[p]:
+                return False
+        return True
+
+    def step() -> None:
+        count[0] += 1
+        if count[0] > nodes:
+            raise _OutOfNodes
+        p = None
+        for q in range(P):
+            if nb[q] < m and (p is None or t[q] < t[p] or (tie_high and t[q] == t[p])):
+                p = q
+        if p is None:
+            raise _Found
+        tp, s = t[p], slot[p]
+        cands = []
+        if s >= 0:
+            dep = tp if p == P - 1 else bend[p + 1][s]
+            if dep >= 0:
+                cands.append(("B", s, max(tp, dep)))
+        if p < P - 1 or s < 0:
+            seen = 0
+            for j in arrived[p]:
+                if fend[p][j] >= 0:
+                    continue
+                start = max(tp, 0 if p == 0 else fend[p - 1][j])
+                if s < 0:
+                    cands.append(("Fk", j, start))
+                if p < P - 1 or last_free:
+                    cands.append(("Ff", j, start))
+                seen += 1
+                if seen >= width_f:
+                    break
+        if s < 0:
+            pending = [j for j in range(m)
+                       if fend[p][j] >= 0 and kept[p][j] is False and not redone[p][j]]
+            if p < P - 1:
+                pending.sort(key=lambda j: (bend[p + 1][j] < 0, bend[p + 1][j],
+                                            fend[p + 1][j] < 0))
+            cands += [("R", j, tp) for j in pending[:width_r]]
+        if rng is None:
+            cands.sort(key=lambda c: (c[2], rank[c[0]]))
+        else:
+            cands.sort(key=lambda c: (c[2] + rng.random() * noise,
+                                      rank[c[0]] + (rng.random() * 2 if c[0] == "Ff" else 0)))
+        for kind, j, start in cands:
+            if kind == "B" and start + b > latest_b[p]:
+                continue
+            saved = (t[p], waste[p], slot[p], pend[p])
+            waste[p] += start - tp
+            if kind == "B":
+                end = start + b
+                bend[p][j], slot[p] = end, -1
+                nb[p] += 1
+            elif kind == "R":
+                end = start + f
+                redone[p][j], slot[p] = True, j
+                waste[p] += f
+                pend[p] -= 1
+            else:
+                end = start + f
+                fend[p][j] = end
+                nf[p] += 1
+                if kind == "Fk":
+                    kept[p][j], slot[p] = True, j
+                else:
+                    kept[p][j] = False
+                    pend[p] += 1
+                if p + 1 < P:
+                    arrived[p + 1].append(j)
+            t[p] = end
+            orders[p].append((kind[0], j))
+            if feasible(p):
+                step()
+            orders[p].pop()
+            if kind == "B":
+                bend[p][j] = -1
+                nb[p] -= 1
+            elif kind == "R":
+                redone[p][j] = False
+            else:
+                fend[p][j], kept[p][j] = -1, None
+                nf[p] -= 1
+                if p + 1 < P:
+                    arrived[p + 1].pop()
+            t[p], waste[p], slot[p], pend[p] = saved
+        later = [t[q] for q in range(P) if q != p and nb[q] < m and t[q] > tp]
+        tied = any(q != p and nb[q] < m and t[q] == tp for q in range(P))
+        if later or tied:  # wait for the next event
+            nt = min(later) if later else tp + 1
+            saved = (t[p], waste[p])
+            waste[p] += nt - tp
+            t[p] = nt
+            if feasible(p):
+                step()
+            t[p], waste[p] = saved
+
+    import sys
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 8 * P * m * 3 + 1000))
+    try:
+        step()
+    except _Found:
+        return [list(o) for o in orders], count[0]
+    except _OutOfNodes:
+        return None, count[0]
+    finally:
+        sys.setrecursionlimit(limit)
+    return None, count[0]
+
+
+def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[Schedule]:
+    """A ``K = 1`` schedule with makespan equal to Theorem 3's bound found by the bounded
+    depth-first search :func:`_bounded_search` (restarts with growing node budgets, total
+    ``nodes``, default ``2000 P m``: polynomial), verified by :func:`simulate`; else None.
+
+    >>> s = single_slot_search(Instance(P=3, m=10, K=1, f=1, b=1))
+    >>> r = simulate(s); r.makespan, max(r.peak_memory)
+    (Fraction(29, 1), 1)
+    """
+    from bounds.single_wave import single_slot_value
+
+    if inst.v != 1 or inst.split or inst.K != 1 or inst.c:
+        return None
+    target = single_slot_value(inst)
+    u = inst.unit
+    f, b, T = int(inst.f * u), int(inst.b * u), int(target * u)
+    P, m = inst.P, inst.m
+    total = nodes if nodes is not None else 2000 * P * m
+    used, attempt, chunk = 0, 0, 500
+    while used < total:
+        rng = None if attempt == 0 else random.Random(attempt)
+        orders, spent = _bounded_search(P, m, f, b, T, min(chunk, total - used), rng=rng,
+                                        tie_high=attempt % 2 == 1, last_free=attempt % 4 >= 2)
+        used += spent
+        attempt += 1
+        chunk = int(chunk * 1.2) + 1
+        if orders is not None:
+            sched = Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
+                                         for p, o in enumerate(orders)),
+                             source="K=1 bounded search (constructions.single_wave)")
+            res = simulate(sched)
+            if res.valid and max(res.peak_memory) <= 1 and res.makespan == target:
+                return sched
+            return None  # cannot happen (the search's times are a timing of these orders)
+    return None
+
+
+def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
+                         nodes: Optional[int] = None) -> Optional[Schedule]:
     """A ``K = 1`` schedule whose makespan equals Theorem 3's bound, or None.
 
     Structured starts first (:func:`_structured_starts`, ``96 m + 24`` of them, read off the
-    minimisers of Theorem 3), then a deterministic hill climb (seeded by the instance) over the
-    kept sets, the backward order and the tie-break priority, ``budget`` moves (default
-    ``10 P m``). Time ``O(m + budget)`` list schedules of ``O(P^2 m)`` each: polynomial. Only a
-    schedule whose simulated makespan equals the bound is returned.
+    minimisers of Theorem 3), then the bounded search :func:`single_slot_search` (``nodes``
+    nodes, default ``2000 P m``), then a deterministic hill climb (seeded by the instance) over
+    the kept sets, the backward order and the tie-break priority, ``budget`` moves (default
+    ``10 P m``). Time ``O(m + budget)`` list schedules of ``O(P^2 m)`` each plus ``nodes``
+    search nodes of ``O(P + m)`` each: polynomial. Only a schedule whose simulated makespan
+    equals the bound is returned.
     """
     from bounds.single_wave import single_slot_value
 
@@ -282,6 +507,9 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None) -> Option
     for kept, sigma, prio in _structured_starts(inst):
         if consider(kept, sigma, prio) == target:
             return verified(best[2])
+    found = single_slot_search(inst, nodes)
+    if found is not None:
+        return found
     if best is None:
         return None
     rng = random.Random(hash((P, m, inst.f, inst.b)) & 0xFFFFFFFF)
@@ -345,4 +573,5 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     return None
 
 
-__all__ = ["one_f_one_b", "list_schedule", "single_slot_schedule", "optimal_schedule"]
+__all__ = ["one_f_one_b", "list_schedule", "single_slot_schedule", "single_slot_search",
+           "optimal_schedule"]
