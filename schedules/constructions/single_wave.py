@@ -324,6 +324,12 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                 return False
         return True
 
+    def signature(j: int) -> tuple:
+        """The state of microbatch ``j`` on every GPU, timing aside: two microbatches with the
+        same signature are interchangeable, so only the first in a candidate list is tried."""
+        return tuple((kept[q][j], redone[q][j], fend[q][j] >= 0, bend[q][j] >= 0)
+                     for q in range(P))
+
     def step() -> None:
         count[0] += 1
         if count[0] > nodes:
@@ -341,17 +347,20 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             if dep >= 0:
                 cands.append(("B", s, max(tp, dep)))
         if p < P - 1 or s < 0:
-            seen = 0
+            seen = set()
             for j in arrived[p]:
                 if fend[p][j] >= 0:
+                    continue
+                sig = signature(j)
+                if sig in seen:  # an earlier arrival in the same state dominates j
                     continue
                 start = max(tp, 0 if p == 0 else fend[p - 1][j])
                 if s < 0:
                     cands.append(("Fk", j, start))
                 if p < P - 1 or last_free:
                     cands.append(("Ff", j, start))
-                seen += 1
-                if seen >= width_f:
+                seen.add(sig)
+                if len(seen) >= width_f:
                     break
         if s < 0:
             pending = [j for j in range(m)
@@ -359,7 +368,12 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             if p < P - 1:
                 pending.sort(key=lambda j: (bend[p + 1][j] < 0, bend[p + 1][j],
                                             fend[p + 1][j] < 0))
-            cands += [("R", j, tp) for j in pending[:width_r]]
+            seen = set()
+            for j in pending:
+                sig = signature(j)
+                if sig not in seen and len(seen) < width_r:
+                    seen.add(sig)
+                    cands.append(("R", j, tp))
         if rng is None:
             cands.sort(key=lambda c: (c[2], rank[c[0]]))
         else:
