@@ -330,6 +330,19 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
         return tuple((kept[q][j], redone[q][j], fend[q][j] >= 0, bend[q][j] >= 0)
                      for q in range(P))
 
+    def eta(j: int, q: int) -> int:
+        """A lower bound on the end of ``B(j, q)`` from the state (huge when GPU ``q`` has not
+        forwarded ``j``): recompute candidates are tried in this order, so a GPU follows the
+        backward wave coming up from below."""
+        if bend[q][j] >= 0:
+            return bend[q][j]
+        below = t[q] if q == P - 1 else eta(j, q + 1)
+        if slot[q] == j:
+            return max(t[q], below) + b
+        if fend[q][j] >= 0 and kept[q][j] is False and not redone[q][j]:
+            return max(t[q] + f, below) + b
+        return 1 << 40
+
     def step() -> None:
         count[0] += 1
         if count[0] > nodes:
@@ -366,8 +379,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             pending = [j for j in range(m)
                        if fend[p][j] >= 0 and kept[p][j] is False and not redone[p][j]]
             if p < P - 1:
-                pending.sort(key=lambda j: (bend[p + 1][j] < 0, bend[p + 1][j],
-                                            fend[p + 1][j] < 0))
+                pending.sort(key=lambda j: eta(j, p + 1))
             seen = set()
             for j in pending:
                 sig = signature(j)
