@@ -355,6 +355,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             raise _Found
         tp, s = t[p], slot[p]
         cands = []
+        order_at: dict[int, int] = {}
         if s >= 0:
             dep = tp if p == P - 1 else bend[p + 1][s]
             if dep >= 0:
@@ -386,11 +387,15 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                 if sig not in seen and len(seen) < width_r:
                     seen.add(sig)
                     cands.append(("R", j, tp))
+                    if p < P - 1:  # sorted by when its backward can follow
+                        order_at[len(cands) - 1] = max(tp, eta(j, p + 1) - f)
+        keyed = [(order_at.get(i, c[2]), c) for i, c in enumerate(cands)]
         if rng is None:
-            cands.sort(key=lambda c: (c[2], rank[c[0]]))
+            keyed.sort(key=lambda kc: (kc[0], rank[kc[1][0]]))
         else:
-            cands.sort(key=lambda c: (c[2] + rng.random() * noise,
-                                      rank[c[0]] + (rng.random() * 2 if c[0] == "Ff" else 0)))
+            keyed.sort(key=lambda kc: (kc[0] + rng.random() * noise,
+                                       rank[kc[1][0]] + (rng.random() * 2 if kc[1][0] == "Ff" else 0)))
+        cands = [c for _, c in keyed]
         for kind, j, start in cands:
             if kind == "B" and start + b > latest_b[p]:
                 continue
