@@ -439,7 +439,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             t[p], waste[p], slot[p], pend[p] = saved
         later = [t[q] for q in range(P) if q != p and nb[q] < m and t[q] > tp]
         tied = any(q != p and nb[q] < m and t[q] == tp for q in range(P))
-        if later or tied:  # wait for the next event
+        if (later or tied) and (slot[p] >= 0 or not cands):  # wait for the next event
             nt = min(later) if later else tp + 1
             saved = (t[p], waste[p])
             waste[p] += nt - tp
