@@ -312,16 +312,23 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             return False
         s = slot[p]
         if s >= 0 and p < P - 1 and kept[p][s]:
-            if bend[p + 1][s] >= 0:
-                ready = bend[p + 1][s]
-            elif fend[p + 1][s] >= 0:
-                ready = fend[p + 1][s] + (P - p - 2) * f + (P - p - 1) * b
-            else:
-                ready = fend[p][s] + (P - p - 1) * B
-            gap = ready - t[p]
-            if gap > 0 and base + min(max(gap, k * f) + floor_[p][n - k]
-                                      for k in range(n + 1)) > slack[p]:
-                return False
+            gap = eta(s, p + 1) - t[p]
+            if gap > 0:
+                # k free forwards fill the hold, in arrival order (arrived ones, then those
+                # GPU p-1 can still deliver, one per f from its clock); the hold ends at the
+                # later of the chain's return and the k-th free's end
+                if p == 0:
+                    arrivals = [t[0]] * n
+                else:
+                    arrivals = sorted(fend[p - 1][j] for j in arrived[p] if fend[p][j] < 0)
+                    arrivals += [t[p - 1] + i * f for i in range(1, n - len(arrivals) + 1)]
+                    arrivals.sort()
+                ready, end, best = t[p] + gap, t[p], gap + floor_[p][n]
+                for k in range(1, n + 1):
+                    end = max(end, arrivals[k - 1]) + f
+                    best = min(best, max(ready, end) - t[p] + floor_[p][n - k])
+                if base + best > slack[p]:
+                    return False
         return True
 
     def signature(j: int) -> tuple:
@@ -331,17 +338,21 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                      for q in range(P))
 
     def eta(j: int, q: int) -> int:
-        """A lower bound on the end of ``B(j, q)`` from the state (huge when GPU ``q`` has not
-        forwarded ``j``): recompute candidates are tried in this order, so a GPU follows the
-        backward wave coming up from below."""
+        """A lower bound on the end of ``B(j, q)`` from the state (GPU clocks included).
+        Recompute candidates are tried in this order, so a GPU follows the backward wave
+        coming up from below; the hold bound of :func:`feasible` uses it too."""
         if bend[q][j] >= 0:
             return bend[q][j]
-        below = t[q] if q == P - 1 else eta(j, q + 1)
-        if slot[q] == j:
-            return max(t[q], below) + b
-        if fend[q][j] >= 0 and kept[q][j] is False and not redone[q][j]:
-            return max(t[q] + f, below) + b
-        return 1 << 40
+        if fend[q][j] >= 0:
+            below = t[q] if q == P - 1 else eta(j, q + 1)
+            if slot[q] == j:
+                return max(t[q], below) + b
+            return max(t[q] + f, below) + b  # a pending free pair: R first
+        if q == 0:
+            start = t[0]
+        else:
+            start = max(t[q], fend[q - 1][j] if fend[q - 1][j] >= 0 else t[q - 1] + f)
+        return start + (P - q) * B
 
     def step() -> None:
         count[0] += 1
@@ -380,7 +391,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             pending = [j for j in range(m)
                        if fend[p][j] >= 0 and kept[p][j] is False and not redone[p][j]]
             if p < P - 1:
-                pending.sort(key=lambda j: eta(j, p + 1))
+                pending.sort(key=lambda j: (fend[p + 1][j] < 0, eta(j, p + 1)))
             seen = set()
             for j in pending:
                 sig = signature(j)
