@@ -267,7 +267,7 @@ def nonbinding_memory(inst: Instance) -> bool:
     return inst.K is None or inst.K >= min(inst.m, inst.P)
 
 
-SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3)}
+SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
 """The range over which T3 = OPT was confirmed by exact search independent of the bound
 (docs/theory.md, section 5; the ``K = 1`` rows of data/optima.jsonl)."""
 
