@@ -272,7 +272,8 @@ class _OutOfNodes(Exception):
 
 def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                     rng: Optional[random.Random] = None, tie_high: bool = False,
-                    last_free: bool = False, width_f: int = 2, width_r: int = 3):
+                    last_free: bool = False, width_f: int = 2, width_r: int = 3,
+                    always_wait: bool = False):
     """Depth-first search for ``K = 1`` per-GPU orders finishing by ``T`` (integer units),
     at most ``nodes`` nodes; returns ``(orders, nodes used)``, orders None when not found.
 
@@ -284,8 +285,10 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     ``T - p B - m B`` units of slack for idle time and recomputes; idle and recomputes spent so
     far, plus one recompute per pending free pair, plus the least waste of the pairs not yet
     forwarded (:func:`_waste_floor`), plus the unavoidable gap of the hold in progress, must fit.
-    ``rng`` perturbs the candidate order (restarts), ``tie_high`` breaks time ties towards later
-    GPUs, ``last_free`` lets the last GPU recompute too.
+    ``rng`` perturbs the candidate order (restarts; the tree itself does not depend on it),
+    ``tie_high`` breaks time ties towards later GPUs, ``last_free`` lets the last GPU recompute
+    too, ``always_wait`` lets a GPU wait even with an empty slot and something to run.
+    ``orders`` None with fewer than ``nodes`` nodes used means the whole tree was searched.
     """
     B = f + b
     floor_ = [[_waste_floor(n, (P - p - 1) * B, f) for n in range(m + 1)] for p in range(P)]
@@ -450,7 +453,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             t[p], waste[p], slot[p], pend[p] = saved
         later = [t[q] for q in range(P) if q != p and nb[q] < m and t[q] > tp]
         tied = any(q != p and nb[q] < m and t[q] == tp for q in range(P))
-        if (later or tied) and (slot[p] >= 0 or not cands):  # wait for the next event
+        if (later or tied) and (always_wait or slot[p] >= 0 or not cands):  # wait
             nt = min(later) if later else tp + 1
             saved = (t[p], waste[p])
             waste[p] += nt - tp
@@ -475,8 +478,10 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
 
 def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[Schedule]:
     """A ``K = 1`` schedule with makespan equal to Theorem 3's bound found by the bounded
-    depth-first search :func:`_bounded_search` (restarts with growing node budgets, total
-    ``nodes``, default ``2000 P m``: polynomial), verified by :func:`simulate`; else None.
+    depth-first search :func:`_bounded_search` (restarts with growing node budgets, cycling
+    through 16 variants of its candidate rules and dropping a variant whose whole tree was
+    searched; total ``nodes``, default ``2000 P m``: polynomial), verified by
+    :func:`simulate`; else None.
 
     >>> s = single_slot_search(Instance(P=3, m=10, K=1, f=1, b=1))
     >>> r = simulate(s); r.makespan, max(r.peak_memory)
@@ -491,14 +496,20 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[
     f, b, T = int(inst.f * u), int(inst.b * u), int(target * u)
     P, m = inst.P, inst.m
     total = nodes if nodes is not None else 2000 * P * m
+    alive = [dict(tie_high=th, last_free=lf, width_f=w[0], width_r=w[1], always_wait=aw)
+             for aw in (False, True) for w in ((2, 3), (3, 5)) for lf in (False, True)
+             for th in (False, True)]
     used, attempt, chunk = 0, 0, 500
-    while used < total:
-        rng = None if attempt == 0 else random.Random(attempt)
-        orders, spent = _bounded_search(P, m, f, b, T, min(chunk, total - used), rng=rng,
-                                        tie_high=attempt % 2 == 1, last_free=attempt % 4 >= 2)
+    while used < total and alive:
+        config = alive[attempt % len(alive)]
+        rng = None if attempt < len(alive) else random.Random(attempt)
+        budget = min(chunk, total - used)
+        orders, spent = _bounded_search(P, m, f, b, T, budget, rng=rng, **config)
         used += spent
         attempt += 1
-        chunk = int(chunk * 1.2) + 1
+        chunk = int(chunk * 1.1) + 1
+        if orders is None and spent < budget:  # this tree holds no schedule: drop it
+            alive.remove(config)
         if orders is not None:
             sched = Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
                                          for p, o in enumerate(orders)),
