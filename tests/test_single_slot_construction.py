@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bounds.single_wave import _single_slot_W, single_slot_value
 from schedules import Instance, simulate
 from schedules.constructions.single_wave import (
-    _bounded_search, _waste_floor, single_slot_schedule, single_slot_search)
+    _bounded_search, _waste_floor, single_slot_schedule, single_slot_search, two_gpu_schedule)
 
 
 def reaches_t3(sched, inst):
@@ -77,3 +77,21 @@ def test_search_scales_durations():
     sched = single_slot_search(inst)
     assert sched is not None
     reaches_t3(sched, inst)
+
+
+durations = st.fractions(min_value=Fraction(1, 4), max_value=6, max_denominator=4)
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 40), durations, durations)
+def test_two_gpu_schedule_reaches_t3_for_every_size(m, f, b):
+    # the P = 2 construction is proven to reach Theorem 3 (docstring of two_gpu_schedule)
+    inst = Instance(P=2, m=m, K=1, f=f, b=b)
+    reaches_t3(two_gpu_schedule(inst), inst)
+
+
+@pytest.mark.parametrize("m", range(1, 25))
+@pytest.mark.parametrize("f,b", [(1, 1), (3, 1), (1, 3), (5, 2), (2, 5), (4, 3)])
+def test_two_gpu_schedule_grid(m, f, b):
+    inst = Instance(P=2, m=m, K=1, f=f, b=b)
+    reaches_t3(two_gpu_schedule(inst), inst)

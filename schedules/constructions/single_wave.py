@@ -246,6 +246,60 @@ def _structured_starts(inst: Instance):
                     yield kept, sigma, prio
 
 
+# --------------------------------------------------------------------------- K = 1, P = 2
+def two_gpu_schedule(inst: Instance) -> Schedule:
+    """The explicit ``K = 1`` schedule for ``P = 2`` (fused); it reaches Theorem 3 for every
+    ``m, f, b`` (proof below; checked by tests/test_single_slot_construction.py).
+
+    GPU 0 keeps ``x = argmin_{1 <= x <= m} W_0(x)`` microbatches and forwards the other
+    ``N = m - x`` freely, spread as evenly as possible over the ``x`` holds (``a_i`` of them in
+    hold ``i``). Group ``i`` (microbatches numbered consecutively) is, on GPU 0,
+    ``F(k) F(a_1) .. F(a_{a_i}) B(k) R(a_1) B(a_1) .. R(a_{a_i}) B(a_{a_i})`` and on GPU 1
+    ``F(k) B(k) F(a_1) B(a_1) ..``.
+
+    Proof. Let group ``i`` start at ``s`` with GPU 1 idle from ``s + f``. GPU 1 runs
+    ``F(k), B(k)`` on ``[s+f, s+f+B]``; GPU 0 runs the ``a`` free forwards on
+    ``[s+f, s+(a+1)f]`` and ``B(k)`` from ``e0 = s + f + max(a f, B)``. GPU 1 runs the pairs of
+    the free ones back to back, the ``l``-th ending at ``s + f + (l+1) B``, while GPU 0's
+    ``R(a_l)`` ends at ``e0 + (l-1) B + f >= s + f + (l+1) B`` (as ``max(a f, B) >= B``): GPU 0
+    never waits after the hold, and GPU 1 is done by ``e0 + a B - b``, before the next group.
+    So GPU 0 is busy from 0 to the end except inside holds, where it idles
+    ``max(0, B - a_i f)``, and the makespan is ``m B + N f + sum_i max(0, B - a_i f)``. With
+    ``c = floor(B/f)``, ``r0 = B - c f`` and an even spread this sum is
+    ``x B - f min(N, x c) - r0 min(x, max(0, N - x c))`` (a hold with ``a <= c`` idles
+    ``B - a f``; with ``a >= c + 1`` it idles 0 ``= B - c f - r0``), i.e. the makespan is
+    ``W_0(x)`` of Theorem 3. It equals T3: if T3's minimum over ``x`` is at ``x >= 1`` this is
+    immediate; if it is at ``x = 0`` then either ``m - 1 >= c`` and ``W_0(1) < W_0(0)``, or
+    ``W_0(1) = (m + 1) B``, which is T1 (GPU 1's term) and at most T3. ∎
+
+    >>> from bounds.single_wave import single_slot_value
+    >>> inst = Instance(P=2, m=7, K=1, f=3, b=1)
+    >>> simulate(two_gpu_schedule(inst)).makespan, single_slot_value(inst)
+    (Fraction(42, 1), Fraction(42, 1))
+    """
+    from bounds.single_wave import _single_slot_W
+
+    if inst.P != 2 or inst.v != 1 or inst.split:
+        raise ValueError("two_gpu_schedule builds P = 2, v = 1 fused-backward schedules")
+    m = inst.m
+    x_ = min(range(1, m + 1), key=lambda xx: (_single_slot_W(m, 2, inst.f, inst.b, xx), xx))
+    N = m - x_
+    sizes = [N // x_ + (1 if i < N % x_ else 0) for i in range(x_)]
+    gpu0: list[Op] = []
+    gpu1: list[Op] = []
+    j = 0
+    for a in sizes:
+        k, free = j, list(range(j + 1, j + 1 + a))
+        j += 1 + a
+        gpu0 += [Op(0, "F", k)] + [Op(0, "F", i) for i in free] + [Op(0, "B", k)]
+        for i in free:
+            gpu0 += [Op(0, "R", i), Op(0, "B", i)]
+        for i in [k] + free:
+            gpu1 += [Op(1, "F", i), Op(1, "B", i)]
+    return Schedule(inst, (tuple(gpu0), tuple(gpu1)),
+                    source="K=1 two-GPU groups (constructions.single_wave)")
+
+
 # --------------------------------------------------------------------------- K = 1 bounded search
 def _waste_floor(n: int, G: int, f: int) -> int:
     """``min_x W_p(x) - n B`` for ``n`` microbatches (integer units): the least idle plus
@@ -542,6 +596,11 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     if P == 1:
         sched = one_f_one_b(inst)
         return sched if _makespan(sched) == target else None
+    if P == 2 and not inst.c:
+        sched = two_gpu_schedule(inst)
+        res = simulate(sched)
+        if res.valid and max(res.peak_memory) <= 1 and res.makespan == target:
+            return sched
     best: tuple[Fraction, tuple] | None = None
 
     def verified(sched):
@@ -627,4 +686,5 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
 
 
 __all__ = ["one_f_one_b", "list_schedule", "single_slot_schedule", "single_slot_search",
+           "two_gpu_schedule",
            "optimal_schedule"]
