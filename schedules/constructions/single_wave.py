@@ -394,6 +394,13 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
         return tuple((kept[q][j], redone[q][j], fend[q][j] >= 0, bend[q][j] >= 0)
                      for q in range(P))
 
+    def frontier(j: int) -> tuple[int, int]:
+        """The end of ``j``'s last forward and of its lowest backward so far: the only past
+        times its remaining ops wait for."""
+        last_f = max((fend[q][j] for q in range(P) if fend[q][j] >= 0), default=-1)
+        low_b = max((bend[q][j] for q in range(P) if bend[q][j] >= 0), default=-1)
+        return last_f, low_b
+
     def eta(j: int, q: int) -> int:
         """A lower bound on the end of ``B(j, q)`` from the state (GPU clocks included).
         Recompute candidates are tried in this order, so a GPU follows the backward wave
@@ -451,7 +458,8 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                 pending.sort(key=lambda j: (fend[p + 1][j] < 0, eta(j, p + 1)))
             seen = set()
             for j in pending:
-                sig = signature(j)
+                # interchangeable only with the same past times the future depends on
+                sig = signature(j) + (frontier(j),)
                 if sig not in seen and len(seen) < width_r:
                     seen.add(sig)
                     cands.append(("R", j, tp))
@@ -508,7 +516,8 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
         later = [t[q] for q in range(P) if q != p and nb[q] < m and t[q] > tp]
         tied = any(q != p and nb[q] < m and t[q] == tp for q in range(P))
         if (later or tied) and (always_wait or slot[p] >= 0 or not cands):  # wait
-            nt = min(later) if later else tp + 1
+            # no unscheduled op can end before nt (a tied GPU's next op ends after tp)
+            nt = min(later + ([tp + min(f, b)] if tied else []))
             saved = (t[p], waste[p])
             waste[p] += nt - tp
             t[p] = nt
@@ -533,9 +542,9 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
 def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[Schedule]:
     """A ``K = 1`` schedule with makespan equal to Theorem 3's bound found by the bounded
     depth-first search :func:`_bounded_search` (restarts with growing node budgets, cycling
-    through 16 variants of its candidate rules and dropping a variant whose whole tree was
-    searched; total ``nodes``, default ``2000 P m``: polynomial), verified by
-    :func:`simulate`; else None.
+    through the unrestricted rules and 16 narrower variants, dropping a variant whose whole
+    tree was searched, and stopping when the unrestricted tree was; total ``nodes``, default
+    ``2000 P m``: polynomial), verified by :func:`simulate`; else None.
 
     >>> s = single_slot_search(Instance(P=3, m=10, K=1, f=1, b=1))
     >>> r = simulate(s); r.makespan, max(r.peak_memory)
@@ -550,9 +559,11 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[
     f, b, T = int(inst.f * u), int(inst.b * u), int(target * u)
     P, m = inst.P, inst.m
     total = nodes if nodes is not None else 2000 * P * m
-    alive = [dict(tie_high=th, last_free=lf, width_f=w[0], width_r=w[1], always_wait=aw)
-             for aw in (False, True) for w in ((2, 3), (3, 5)) for lf in (False, True)
-             for th in (False, True)]
+    complete = dict(width_f=m, width_r=m, always_wait=True, last_free=True)
+    alive = [complete] + [dict(tie_high=th, last_free=lf, width_f=w[0], width_r=w[1],
+                               always_wait=aw)
+                          for aw in (False, True) for w in ((2, 3), (3, 5))
+                          for lf in (False, True) for th in (False, True)]
     used, attempt, chunk = 0, 0, 500
     while used < total and alive:
         config = alive[attempt % len(alive)]
@@ -563,6 +574,8 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[
         attempt += 1
         chunk = int(chunk * 1.1) + 1
         if orders is None and spent < budget:  # this tree holds no schedule: drop it
+            if config is complete:  # every other tree is a part of this one
+                return None
             alive.remove(config)
         if orders is not None:
             sched = Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
