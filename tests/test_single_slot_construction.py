@@ -95,3 +95,19 @@ def test_two_gpu_schedule_reaches_t3_for_every_size(m, f, b):
 def test_two_gpu_schedule_grid(m, f, b):
     inst = Instance(P=2, m=m, K=1, f=f, b=b)
     reaches_t3(two_gpu_schedule(inst), inst)
+
+
+def test_t3_is_not_reached_at_p3_m12_f5_b3():
+    # hand-derived (report of this module): T3 = 144 with zero slack on GPUs 0 and 1; GPU 0's
+    # first hold must return B(k,1) on [18,21], GPU 1 must never idle, yet between F(k,1) on
+    # [5,10] and B(k,1) it can only run forwards (5 units) in 8 units: OPT >= 145.
+    P, m, f, b = 3, 12, 5, 3
+    T = int(single_slot_value(Instance(P=P, m=m, K=1, f=f, b=b)))
+    assert T == 144
+    wide = dict(width_f=m, width_r=m, always_wait=True, last_free=True)
+    for target in (T, T + 1):  # the unrestricted search finds nothing (it is exhaustive)
+        orders, used = _bounded_search(P, m, f, b, target, nodes=100000, **wide)
+        assert orders is None and used < 100000
+    orders, _ = _bounded_search(P, m, f, b, T + 2, nodes=100000, **wide)
+    assert orders is not None
+    assert single_slot_schedule(Instance(P=P, m=m, K=1, f=f, b=b), budget=10, nodes=1000) is None

@@ -3,10 +3,18 @@
 * :func:`one_f_one_b` -- 1F1B (fused backward): makespan ``(m + P - 1)(f + b)`` with GPU ``p``
   holding ``min(P - p, m)`` activations. It reaches Theorem 1, so it is optimal whenever
   ``K >= min(m, P)`` (Theorem 1, exact case).
-* :func:`single_slot_schedule` -- ``K = 1`` (fused): a polynomial-time search over a family of
-  list schedules (which activations each GPU keeps, the order the backward passes run in) that
-  returns a schedule only when its makespan *equals* Theorem 3's bound, hence proven optimal;
-  None when the family misses the bound (docs/theory.md, section 4, gives the coverage).
+* :func:`two_gpu_schedule` -- ``K = 1``, ``P = 2`` (fused): explicit groups (a kept microbatch,
+  the free forwards its hold absorbs, their recomputes); proven to reach Theorem 3 for every
+  ``m, f, b`` (proof in its docstring).
+* :func:`single_slot_search` -- ``K = 1`` (fused): a depth-first search with a node budget,
+  pruned per GPU by Theorem 3's own argument (plus the hold in progress), verified by
+  simulation; returns a schedule only at Theorem 3's bound.
+* :func:`single_slot_schedule` -- ``K = 1`` (fused): the two-GPU construction, a polynomial-time
+  search over a family of list schedules (which activations each GPU keeps, the order the
+  backward passes run in), then :func:`single_slot_search`; returns a schedule only when its
+  makespan *equals* Theorem 3's bound, hence proven optimal; None otherwise. Theorem 3 is not
+  reachable on every instance: ``P = 3, m = 12, f = 5, b = 3`` has ``T3 = 144`` but no schedule
+  ends before 145 (GPUs 0 and 1 both have zero slack and their tight first holds conflict).
 * :func:`optimal_schedule` -- the dispatcher hook: one of the above when it is proven optimal,
   else None.
 
