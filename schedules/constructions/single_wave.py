@@ -558,15 +558,26 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[
     >>> r = simulate(s); r.makespan, max(r.peak_memory)
     (Fraction(29, 1), 1)
     """
-    from bounds.single_wave import single_slot_value
-
     if inst.v != 1 or inst.split or inst.K != 1 or inst.c:
         return None
+    runs = _search_runs(inst, nodes if nodes is not None else 2000 * inst.P * inst.m)
+    for sched, _ in runs:
+        if sched is not None:
+            return sched
+    return None
+
+
+def _search_runs(inst: Instance, total: int):
+    """The restarts of :func:`single_slot_search` as a generator of ``(schedule or None,
+    nodes used so far)`` after each restart (a caller can pause it and do other work); it
+    stops after a verified schedule, when the node budget ``total`` is spent, or when the
+    unrestricted tree was searched in full."""
+    from bounds.single_wave import single_slot_value
+
     target = single_slot_value(inst)
     u = inst.unit
     f, b, T = int(inst.f * u), int(inst.b * u), int(target * u)
     P, m = inst.P, inst.m
-    total = nodes if nodes is not None else 2000 * P * m
     complete = dict(width_f=m, width_r=m, always_wait=True, last_free=True)
     alive = [complete] + [dict(tie_high=th, last_free=lf, width_f=w[0], width_r=w[1],
                                always_wait=aw)
@@ -583,7 +594,7 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[
         chunk = int(chunk * 1.1) + 1
         if orders is None and spent < budget:  # this tree holds no schedule: drop it
             if config is complete:  # every other tree is a part of this one
-                return None
+                return
             alive.remove(config)
         if orders is not None:
             sched = Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
@@ -591,18 +602,20 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[
                              source="K=1 bounded search (constructions.single_wave)")
             res = simulate(sched)
             if res.valid and max(res.peak_memory) <= 1 and res.makespan == target:
-                return sched
-            return None  # cannot happen (the search's times are a timing of these orders)
-    return None
+                yield sched, used
+            return  # a found timing is a timing of its orders, so the check cannot fail
+        yield None, used
 
 
 def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
                          nodes: Optional[int] = None) -> Optional[Schedule]:
     """A ``K = 1`` schedule whose makespan equals Theorem 3's bound, or None.
 
-    Structured starts first (:func:`_structured_starts`, ``96 m + 24`` of them, read off the
-    minimisers of Theorem 3), then the bounded search :func:`single_slot_search` (``nodes``
-    nodes, default ``2000 P m``), then a deterministic hill climb (seeded by the instance) over
+    For ``P = 2`` the explicit :func:`two_gpu_schedule` (proven). Otherwise the bounded search
+    of :func:`single_slot_search` for ``100 P m`` nodes, then structured starts
+    (:func:`_structured_starts`, ``96 m + 24`` of them, read off the minimisers of Theorem 3),
+    then the rest of the search's ``nodes`` (default ``2000 P m``), then a deterministic hill
+    climb (seeded by the instance) over
     the kept sets, the backward order and the tie-break priority, ``budget`` moves (default
     ``10 P m``). Time ``O(m + budget)`` list schedules of ``O(P^2 m)`` each plus ``nodes``
     search nodes of ``O(P + m)`` each: polynomial. Only a schedule whose simulated makespan
@@ -637,12 +650,21 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
             best = (T, ([row[:] for row in kept], sigma, bf), sched)
         return T
 
+    # the search first, briefly (it usually succeeds within a few hundred nodes), then the
+    # list family, then the rest of the search's budget
+    total = nodes if nodes is not None else 2000 * P * m
+    runs = _search_runs(inst, total) if not inst.c else iter(())
+    for sched, used in runs:
+        if sched is not None:
+            return sched
+        if used >= min(total, 100 * P * m):
+            break
     for kept, sigma, prio in _structured_starts(inst):
         if consider(kept, sigma, prio) == target:
             return verified(best[2])
-    found = single_slot_search(inst, nodes)
-    if found is not None:
-        return found
+    for sched, _ in runs:
+        if sched is not None:
+            return sched
     if best is None:
         return None
     rng = random.Random(hash((P, m, inst.f, inst.b)) & 0xFFFFFFFF)
