@@ -20,8 +20,9 @@ Theorems (numbering of docs/theory.md):
 * **T3 single-slot** (fused, ``K = 1``): ``T >= max_p [p B + min_x W_p(x)]`` with ``x`` pairs kept
   on GPU ``p``, ``G = (d-1) B``, ``c = floor(G/f)``, ``r0 = G - c f``, ``N = m - x`` and
   ``W_p(x) = m B + N f + x G - f min(N, x c) - r0 min(x, max(0, N - x c))``.
-  Exact (= OPT) on every instance checked (proofs_checks, docs/theory.md); claimed exact on the
-  checked range and wherever the construction reaches it (:func:`single_slot_exact`).
+  Proven exact for ``P <= 2`` (every ``m, f, b``); exact (= OPT) on every instance of the checked
+  range; claimed exact there and wherever the construction reaches it (:func:`single_slot_exact`);
+  *not* exact in general (``P = 3, m = 12, f = 5, b = 3``: 144 < OPT = 146).
 * **S1 split drain**: ``T >= p f + m b + m f + max(0, p b_I - (min(K, m) - 1) b_W)`` for every
   ``p``; **S2 split first input-gradient**: ``T >= P f + (P - 1) b_I + m b``;
   **S3 split memory-time** (any ``K``): the analogue of T2 with round trip ``d(f + b_I) + b_W``.
@@ -306,13 +307,18 @@ def single_slot_certified(inst: Instance) -> bool:
 
 
 def single_slot_exact(inst: Instance) -> bool:
-    """T3 is proven equal to the optimum of ``inst``: inside the exhaustively checked range
-    (:func:`single_slot_checked`), or by a certificate schedule (:func:`single_slot_certified`).
+    """T3 is proven equal to the optimum of ``inst``: for ``P <= 2`` at every size (Theorem 3b,
+    docs/theory.md: the explicit two-GPU schedule reaches it), inside the exhaustively checked
+    range (:func:`single_slot_checked`), or by a certificate schedule
+    (:func:`single_slot_certified`). T3 is *not* exact in general (``P = 3, m = 12, f = 5,
+    b = 3``: T3 = 144 < OPT = 146).
 
     >>> single_slot_exact(Instance(P=3, m=10, K=1, f=1, b=2))  # outside the range: certificate
     True
     """
-    return single_slot_checked(inst) or single_slot_certified(inst)
+    if inst.split or inst.K != 1 or inst.c or inst.v != 1:
+        return False
+    return inst.P <= 2 or single_slot_checked(inst) or single_slot_certified(inst)
 
 
 # --------------------------------------------------------------------------- the hook

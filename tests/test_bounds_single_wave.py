@@ -209,7 +209,7 @@ def test_bound_valid_and_exact_claims_hold_on_tiny_instances(P_, m_, K_, f_, b_)
 
 
 @pytest.mark.parametrize("P_,m_,f_,b_", [
-    (3, 10, 1, 2), (3, 10, 1, 1), (4, 9, 2, 5), (6, 10, 1, 2), (2, 12, 4, 1), (5, 12, 3, 1)])
+    (3, 10, 1, 2), (3, 10, 1, 1), (4, 9, 2, 5), (6, 10, 1, 2), (3, 12, 5, 3), (5, 12, 3, 1)])
 def test_single_slot_exactness_outside_the_checked_range_rests_on_a_certificate(P_, m_, f_, b_):
     """Outside the checked range T3 is claimed exact exactly when the construction returns a
     schedule, and that schedule is a certificate: valid, one activation per GPU, makespan = LB."""
@@ -224,3 +224,24 @@ def test_single_slot_exactness_outside_the_checked_range_rests_on_a_certificate(
         res = simulate(sched)
         assert res.valid and max(res.peak_memory) == 1
         assert res.makespan == lb.value == sw.single_slot_value(inst)
+
+
+def test_single_slot_is_not_exact_at_the_counterexample():
+    """P=3, m=12, f=5, b=3: T3 = 144 (hand-computed in docs/theory.md section 5) but OPT = 146
+    (data/optima.jsonl, independent CP-SAT): the bound must stay below and not claim exactness."""
+    inst = Instance(P=3, m=12, K=1, f=5, b=3)
+    lb = lower_bound(inst)
+    assert lb.value == sw.single_slot_value(inst) == 144
+    assert not lb.exact
+
+
+@given(st.integers(1, 40), st.integers(1, 7), st.integers(1, 7))
+def test_single_slot_is_exact_for_two_gpus(m_, f_, b_):
+    """Theorem 3b: for P = 2 the explicit schedule reaches T3 at every size."""
+    from schedules.constructions.single_wave import two_gpu_schedule
+
+    inst = Instance(P=2, m=m_, K=1, f=f_, b=b_)
+    lb = lower_bound(inst)
+    res = simulate(two_gpu_schedule(inst))
+    assert lb.exact and res.valid and max(res.peak_memory) == 1
+    assert res.makespan == lb.value
