@@ -97,13 +97,15 @@ def test_two_gpu_schedule_grid(m, f, b):
     reaches_t3(two_gpu_schedule(inst), inst)
 
 
-def test_t3_is_not_reached_at_p3_m12_f5_b3():
-    # hand-derived (report of this module): T3 = 144 with zero slack on GPUs 0 and 1; GPU 0's
-    # first hold must return B(k,1) on [18,21], GPU 1 must never idle, yet between F(k,1) on
-    # [5,10] and B(k,1) it can only run forwards (5 units) in 8 units: OPT >= 145.
-    P, m, f, b = 3, 12, 5, 3
+@pytest.mark.parametrize("P", [3, 4])
+def test_t3_is_not_reached_at_m12_f5_b3(P):
+    # hand-derived (report of this module): T3 = 8 P + 120 with zero slack on GPUs P-3 and
+    # P-2; GPU P-3's first hold must get B(k,P-2) back by 21 units after it starts, GPU P-2
+    # must never idle and keeps every hold 18 units long (two free forwards each), or
+    # recomputes k with an idle gap: OPT >= T3 + 1 for every P >= 3.
+    m, f, b = 12, 5, 3
     T = int(single_slot_value(Instance(P=P, m=m, K=1, f=f, b=b)))
-    assert T == 144
+    assert T == 8 * P + 120
     wide = dict(width_f=m, width_r=m, always_wait=True, last_free=True)
     for target in (T, T + 1):  # the unrestricted search finds nothing (it is exhaustive)
         orders, used = _bounded_search(P, m, f, b, target, nodes=100000, **wide)

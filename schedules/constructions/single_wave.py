@@ -335,7 +335,7 @@ class _OutOfNodes(Exception):
 def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                     rng: Optional[random.Random] = None, tie_high: bool = False,
                     last_free: bool = False, width_f: int = 2, width_r: int = 3,
-                    always_wait: bool = False):
+                    always_wait: bool = False, plan: bool = False):
     """Depth-first search for ``K = 1`` per-GPU orders finishing by ``T`` (integer units),
     at most ``nodes`` nodes; returns ``(orders, nodes used)``, orders None when not found.
 
@@ -349,7 +349,9 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     forwarded (:func:`_waste_floor`), plus the unavoidable gap of the hold in progress, must fit.
     ``rng`` perturbs the candidate order (restarts; the tree itself does not depend on it),
     ``tie_high`` breaks time ties towards later GPUs, ``last_free`` lets the last GPU recompute
-    too, ``always_wait`` lets a GPU wait even with an empty slot and something to run.
+    too, ``always_wait`` lets a GPU wait even with an empty slot and something to run,
+    ``plan`` tries free forwards before kept ones once a GPU keeps as many as Theorem 3's
+    minimiser ``x`` (the order of the tries only).
     ``orders`` None with fewer than ``nodes`` nodes used means the whole tree was searched.
     """
     B = f + b
@@ -369,6 +371,16 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     noise = 0 if rng is None else rng.choice((0, f, B))
     latest_b = [T - p * b for p in range(P)]
     rank = {"B": 0, "R": 1, "Fk": 2, "Ff": 3}
+    late = {"B": 0, "R": 1, "Fk": 3, "Ff": 2}  # once x pairs are kept (plan)
+    xstar = []
+    for p in range(P):
+        G = (P - p - 1) * B
+        c = G // f if G else 0
+        r0 = G - c * f
+        xstar.append(min(range(m + 1), key=lambda x_: (
+            (m - x_) * f + x_ * G - f * min(m - x_, x_ * c)
+            - r0 * min(x_, max(0, m - x_ - x_ * c)), x_)))
+    nkept = [0] * P
 
     def feasible(p: int) -> bool:
         n = m - nf[p]
@@ -474,11 +486,12 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                     if p < P - 1:  # sorted by when its backward can follow
                         order_at[len(cands) - 1] = max(tp, eta(j, p + 1) - f)
         keyed = [(order_at.get(i, c[2]), c) for i, c in enumerate(cands)]
+        rk = late if plan and nkept[p] >= xstar[p] else rank
         if rng is None:
-            keyed.sort(key=lambda kc: (kc[0], rank[kc[1][0]]))
+            keyed.sort(key=lambda kc: (kc[0], rk[kc[1][0]]))
         else:
             keyed.sort(key=lambda kc: (kc[0] + rng.random() * noise,
-                                       rank[kc[1][0]] + (rng.random() * 2 if kc[1][0] == "Ff" else 0)))
+                                       rk[kc[1][0]] + (rng.random() * 2 if kc[1][0] == "Ff" else 0)))
         cands = [c for _, c in keyed]
         for kind, j, start in cands:
             if kind == "B" and start + b > latest_b[p]:
@@ -500,6 +513,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                 nf[p] += 1
                 if kind == "Fk":
                     kept[p][j], slot[p] = True, j
+                    nkept[p] += 1
                 else:
                     kept[p][j] = False
                     pend[p] += 1
@@ -516,6 +530,8 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
             elif kind == "R":
                 redone[p][j] = False
             else:
+                if kind == "Fk":
+                    nkept[p] -= 1
                 fend[p][j], kept[p][j] = -1, None
                 nf[p] -= 1
                 if p + 1 < P:
@@ -580,7 +596,7 @@ def _search_runs(inst: Instance, total: int):
     P, m = inst.P, inst.m
     complete = dict(width_f=m, width_r=m, always_wait=True, last_free=True)
     alive = [complete] + [dict(tie_high=th, last_free=lf, width_f=w[0], width_r=w[1],
-                               always_wait=aw)
+                               always_wait=aw, plan=True)
                           for aw in (False, True) for w in ((2, 3), (3, 5))
                           for lf in (False, True) for th in (False, True)]
     used, attempt, chunk = 0, 0, 500
