@@ -628,10 +628,9 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     """A ``K = 1`` schedule whose makespan equals Theorem 3's bound, or None.
 
     For ``P = 2`` the explicit :func:`two_gpu_schedule` (proven). Otherwise the bounded search
-    of :func:`single_slot_search` for ``100 P m`` nodes, then structured starts
+    :func:`single_slot_search` (``nodes``, default ``2000 P m``), then structured starts
     (:func:`_structured_starts`, ``96 m + 24`` of them, read off the minimisers of Theorem 3),
-    then the rest of the search's ``nodes`` (default ``2000 P m``), then a deterministic hill
-    climb (seeded by the instance) over
+    then a deterministic hill climb (seeded by the instance) over
     the kept sets, the backward order and the tie-break priority, ``budget`` moves (default
     ``10 P m``). Time ``O(m + budget)`` list schedules of ``O(P^2 m)`` each plus ``nodes``
     search nodes of ``O(P + m)`` each: polynomial. Only a schedule whose simulated makespan
@@ -666,21 +665,15 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
             best = (T, ([row[:] for row in kept], sigma, bf), sched)
         return T
 
-    # the search first, briefly (it usually succeeds within a few hundred nodes), then the
-    # list family, then the rest of the search's budget
-    total = nodes if nodes is not None else 2000 * P * m
-    runs = _search_runs(inst, total) if not inst.c else iter(())
-    for sched, used in runs:
-        if sched is not None:
-            return sched
-        if used >= min(total, 100 * P * m):
-            break
+    # the search first (on P <= 5, m <= 12 it finds every schedule the list family finds),
+    # then the list family and its hill climb as a fallback
+    if not inst.c:
+        found = single_slot_search(inst, nodes)
+        if found is not None:
+            return found
     for kept, sigma, prio in _structured_starts(inst):
         if consider(kept, sigma, prio) == target:
             return verified(best[2])
-    for sched, _ in runs:
-        if sched is not None:
-            return sched
     if best is None:
         return None
     rng = random.Random(hash((P, m, inst.f, inst.b)) & 0xFFFFFFFF)
