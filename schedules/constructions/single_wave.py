@@ -499,8 +499,8 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
         if rng is None:
             keyed.sort(key=lambda kc: (kc[0], rk[kc[1][0]]))
         else:
-            keyed.sort(key=lambda kc: (kc[0] + rng.random() * noise,
-                                       rk[kc[1][0]] + (rng.random() * 2 if kc[1][0] == "Ff" else 0)))
+            keyed.sort(key=lambda kc: (kc[0] + rng.random() * noise, rk[kc[1][0]]
+                                       + (rng.random() * 2 if kc[1][0] == "Ff" else 0)))
         cands = [c for _, c in keyed]
         for kind, j, start in cands:
             if kind == "B" and start + b > latest_b[p]:
