@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from bounds.single_wave import _single_slot_W, single_slot_value
 from schedules import Instance, simulate
 from schedules.constructions.single_wave import (
-    _bounded_search, _waste_floor, single_slot_schedule, single_slot_search, two_gpu_schedule)
+    _bounded_search, _waste_floor, single_group_schedule, single_slot_schedule, single_slot_search,
+    two_gpu_schedule)
 
 
 def reaches_t3(sched, inst):
@@ -113,3 +114,15 @@ def test_t3_is_not_reached_at_m12_f5_b3(P):
     orders, _ = _bounded_search(P, m, f, b, T + 2, nodes=100000, **wide)
     assert orders is not None
     assert single_slot_schedule(Instance(P=P, m=m, K=1, f=f, b=b), budget=10, nodes=1000) is None
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 10), st.integers(1, 12), durations, durations)
+def test_single_group_reaches_fill_drain_when_m_is_small(P, m, f, b):
+    # proven (docstring of single_group_schedule): m <= 2 + floor(b/f) gives T1 = T3 at K = 1
+    if (m - 2) * f > b:
+        m = 2 + int(b // f)
+    inst = Instance(P=P, m=m, K=1, f=f, b=b)
+    res = simulate(single_group_schedule(inst))
+    assert res.valid and max(res.peak_memory) <= 1
+    assert res.makespan == (m + P - 1) * (f + b) == single_slot_value(inst)

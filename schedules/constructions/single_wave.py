@@ -3,6 +3,8 @@
 * :func:`one_f_one_b` -- 1F1B (fused backward): makespan ``(m + P - 1)(f + b)`` with GPU ``p``
   holding ``min(P - p, m)`` activations. It reaches Theorem 1, so it is optimal whenever
   ``K >= min(m, P)`` (Theorem 1, exact case).
+* :func:`single_group_schedule` -- ``K = 1`` (fused), ``m <= 2 + floor(b/f)``: one group per
+  GPU; proven to reach T1 ``= (m + P - 1)(f + b)`` (so ``K = 1`` costs nothing there).
 * :func:`two_gpu_schedule` -- ``K = 1``, ``P = 2`` (fused): explicit groups (a kept microbatch,
   the free forwards its hold absorbs, their recomputes); proven to reach Theorem 3 for every
   ``m, f, b`` (proof in its docstring).
@@ -252,6 +254,41 @@ def _structured_starts(inst: Instance):
             for sigma in sigmas:
                 for prio in ("BRF", "BFR", "FBR"):
                     yield kept, sigma, prio
+
+
+# --------------------------------------------------------------------------- K = 1, small m
+def single_group_schedule(inst: Instance) -> Schedule:
+    """One group on every GPU (``K = 1``, fused): GPU ``p < P-1`` runs ``F(0)`` (kept),
+    ``F(1) .. F(m-1)`` (free), ``B(0)``, then ``R(j) B(j)`` for ``j = 1 .. m-1``; the last GPU
+    runs ``F(j) B(j)`` in order. When ``m <= 2 + floor(b/f)`` its makespan is T1
+    ``= (m + P - 1)(f + b)``, so memory ``K = 1`` costs nothing and T3 (= T1) is exact.
+
+    Proof. Forwards run back to back: ``F(j, p)`` on ``[(p+j) f, (p+j+1) f]`` for ``p < P-1``;
+    the last GPU is busy from ``(P-1) f``, pair ``j`` ending at ``P f + b + j B``
+    (``B = f + b``; each forward has arrived in time as ``f <= B``). GPU ``p``'s free forwards
+    end at ``(p+m) f <= (P-2+m) f <= P f + b`` (this is ``m <= 2 + b/f``), so ``B(0, p)`` follows
+    ``B(0, p+1)`` at once and ends at ``P f + (P-p) b``. By induction (downwards in ``p``,
+    upwards in ``j``) ``B(j, p)`` ends at ``E(j, p) = P f + (P-p) b + j B``: ``R(j, p)`` starts
+    at ``E(j-1, p)`` and ``B(j, p)`` at ``max(E(j-1, p) + f, E(j, p+1)) = E(j, p) - b`` as
+    ``f + b = B``. The makespan is ``E(m-1, 0) = (m + P - 1) B``; GPU ``p < P-1`` holds ``0``
+    until ``B(0)`` and then each recomputed pair from ``R`` to ``B``: one activation. ∎
+
+    >>> from bounds.single_wave import single_slot_value
+    >>> inst = Instance(P=5, m=4, K=1, f=1, b=2)
+    >>> simulate(single_group_schedule(inst)).makespan, single_slot_value(inst)
+    (Fraction(24, 1), Fraction(24, 1))
+    """
+    if inst.v != 1 or inst.split:
+        raise ValueError("single_group_schedule builds v = 1 fused-backward schedules")
+    P, m = inst.P, inst.m
+    orders = []
+    for p in range(P - 1):
+        ops = [Op(p, "F", j) for j in range(m)] + [Op(p, "B", 0)]
+        for j in range(1, m):
+            ops += [Op(p, "R", j), Op(p, "B", j)]
+        orders.append(tuple(ops))
+    orders.append(tuple(Op(P - 1, k, j) for j in range(m) for k in ("F", "B")))
+    return Schedule(inst, tuple(orders), source="K=1 single group (constructions.single_wave)")
 
 
 # --------------------------------------------------------------------------- K = 1, P = 2
@@ -654,6 +691,11 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     if P == 1:
         sched = one_f_one_b(inst)
         return sched if _makespan(sched) == target else None
+    if (inst.m - 2) * inst.f <= inst.b and not inst.c:
+        sched = single_group_schedule(inst)
+        res = simulate(sched)
+        if res.valid and max(res.peak_memory) <= 1 and res.makespan == target:
+            return sched
     if P == 2 and not inst.c:
         sched = two_gpu_schedule(inst)
         res = simulate(sched)
@@ -747,5 +789,5 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
 
 
 __all__ = ["one_f_one_b", "list_schedule", "single_slot_schedule", "single_slot_search",
-           "two_gpu_schedule",
+           "two_gpu_schedule", "single_group_schedule",
            "optimal_schedule"]
