@@ -14,7 +14,8 @@ stage 0. Valid for every instance with ``v = 1`` (any ``c >= 0``: a delay only p
 Theorems (numbering of docs/theory.md):
 
 * **T1 fill-drain** (fused): ``T >= (m + P - 1)(f + b)``; exact when ``K >= min(m, P)``
-  (1F1B reaches it) and when ``m = 1``.
+  (1F1B reaches it), when ``m = 1``, and for every ``K >= 1`` when ``m <= 2 + b/f`` (Theorem 3c:
+  the single-group schedule reaches it with one activation per GPU).
 * **T2 memory-time** (fused, any ``K``): with ``r`` recomputed pairs on GPU ``p``,
   ``T - p(f+b) >= max(m B + r f, ((m - r) d + r) B / K)``, minimised over integer ``r``.
 * **T3 single-slot** (fused, ``K = 1``): ``T >= max_p [p B + min_x W_p(x)]`` with ``x`` pairs kept
@@ -268,14 +269,26 @@ def nonbinding_memory(inst: Instance) -> bool:
     return inst.K is None or inst.K >= min(inst.m, inst.P)
 
 
+def single_group_exact(inst: Instance) -> bool:
+    """Theorem 3c: fused, ``v = 1``, ``m <= 2 + b/f`` (i.e. ``(m - 2) f <= b``): T1 is the
+    optimum for every ``K >= 1``; the single-group schedule (one kept microbatch per GPU, the
+    others forwarded freely inside its hold, then recomputed one at a time) reaches it with one
+    activation per GPU (docs/theory.md, section 5)."""
+    return not inst.split and inst.v == 1 and not inst.c and (inst.m - 2) * inst.f <= inst.b
+
+
 SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
 """The range over which T3 = OPT was confirmed by exact search independent of the bound
 (docs/theory.md, section 5; the ``K = 1`` rows of data/optima.jsonl)."""
 
-CERTIFICATE_MAX_SIZE = 64
+CERTIFICATE_MAX_SIZE = 128
 """Largest ``P * m`` for which :func:`single_slot_exact` tries the construction as a
-certificate (its cost grows like ``P^3 m^2``; above this size ``lower_bound`` stays fast and
-claims exactness only on the checked range)."""
+certificate (above this size ``lower_bound`` stays fast and claims exactness only by theorem
+and on the checked range)."""
+
+CERTIFICATE_NODES = 300
+"""Node budget of the certificate attempt, per ``P m`` (the bounded search of
+:func:`schedules.constructions.single_wave.single_slot_search`; well under a second)."""
 
 
 def single_slot_checked(inst: Instance) -> bool:
@@ -303,7 +316,8 @@ def single_slot_certified(inst: Instance) -> bool:
         return False
     from schedules.constructions.single_wave import single_slot_schedule
 
-    return single_slot_schedule(inst) is not None
+    return single_slot_schedule(inst, nodes=CERTIFICATE_NODES * inst.P * inst.m,
+                                quick=True) is not None
 
 
 def single_slot_exact(inst: Instance) -> bool:
@@ -334,7 +348,8 @@ def terms(inst: Instance) -> list[Term]:
         raise ValueError("bounds.single_wave.terms needs v = 1")
     out: list[Term] = []
     if not inst.split:
-        out.append(("fill_drain", fill_drain_value(inst), nonbinding_memory(inst)))
+        out.append(("fill_drain", fill_drain_value(inst),
+                    nonbinding_memory(inst) or single_group_exact(inst)))
         if inst.K is not None and inst.K < inst.P:
             out.append(("memory_time", memory_time_value(inst), False))
         if inst.K == 1:
@@ -353,5 +368,5 @@ __all__ = [
     "single_slot_gpu_value", "single_slot_value", "split_drain_gpu_expr", "split_drain_value",
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
     "split_memory_time_value", "nonbinding_memory", "single_slot_checked", "single_slot_certified", "single_slot_exact",
-    "CERTIFICATE_MAX_SIZE", "terms", "p", "x",
+    "CERTIFICATE_MAX_SIZE", "CERTIFICATE_NODES", "single_group_exact", "terms", "p", "x",
 ]

@@ -363,6 +363,44 @@ def one_f_one_b_reaches_fill_drain(ctx: Context) -> CheckResult:
                        "makespan (m+P-1)(f+b), GPU p peaks at min(P-p, m)")
 
 
+@check("T3b/T3c: explicit K = 1 schedules reach the bound (P = 2; m <= 2 + b/f)",
+       kind="exhaustive",
+       range={"quick": "P = 2, m <= 24; and P <= 8, m <= 2 + b/f; f, b in {1..5, 1/2, 3/2}",
+              "full": "P = 2, m <= 64; and P <= 16, m <= 2 + b/f; f, b in {1..7, 1/2, 3/2}"})
+def explicit_k1_constructions(ctx: Context) -> CheckResult:
+    """Theorems 3b and 3c are proven in docs/theory.md; this checks the code that builds them:
+    every schedule valid, one activation per GPU, makespan = T3 (3b) or T1 (3c), and
+    ``lower_bound`` flags the instance exact."""
+    from bounds import lower_bound
+    from bounds.single_wave import fill_drain_value, single_slot_value
+    from schedules import Instance, simulate
+    from schedules.constructions.single_wave import single_group_schedule, two_gpu_schedule
+
+    full = ctx.mode == "full"
+    durs = [Fraction(x) for x in range(1, 8 if full else 6)] + [Fraction(1, 2), Fraction(3, 2)]
+    n, fails = 0, []
+    for f_, b_ in itertools.product(durs, durs):
+        for m_ in range(1, (64 if full else 24) + 1):
+            inst = Instance(P=2, m=m_, K=1, f=f_, b=b_)
+            res = simulate(two_gpu_schedule(inst))
+            n += 1
+            if not (res.valid and max(res.peak_memory) == 1
+                    and res.makespan == single_slot_value(inst) and lower_bound(inst).exact):
+                fails.append(("3b", inst.to_dict()))
+        for P_ in range(1, (16 if full else 8) + 1):
+            for m_ in range(1, int(2 + b_ / f_) + 1):
+                inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
+                res = simulate(single_group_schedule(inst))
+                n += 1
+                if not (res.valid and max(res.peak_memory) == 1
+                        and res.makespan == fill_drain_value(inst) == single_slot_value(inst)
+                        and lower_bound(inst).exact):
+                    fails.append(("3c", inst.to_dict()))
+    return CheckResult(n, not fails, Fraction(1) if not fails else None,
+                       f"first failure {fails[0]}" if fails else
+                       "3b: makespan W_0(x) = T3; 3c: makespan (m+P-1)(f+b) = T3")
+
+
 @check("T3 exact at K = 1 (LB = OPT; construction = OPT)", kind="exhaustive",
        range={"quick": "K=1, P <= 4, m <= 5, (f,b) in 5 pairs",
               "full": "K=1, P <= 4, m <= 8, f, b in {1,2,3}"})

@@ -209,7 +209,7 @@ def test_bound_valid_and_exact_claims_hold_on_tiny_instances(P_, m_, K_, f_, b_)
 
 
 @pytest.mark.parametrize("P_,m_,f_,b_", [
-    (3, 10, 1, 2), (3, 10, 1, 1), (4, 9, 2, 5), (6, 10, 1, 2), (3, 12, 5, 3), (5, 12, 3, 1)])
+    (3, 10, 1, 2), (3, 10, 1, 1), (4, 9, 2, 5), (6, 10, 1, 2), (3, 12, 5, 3), (5, 9, 1, 3)])
 def test_single_slot_exactness_outside_the_checked_range_rests_on_a_certificate(P_, m_, f_, b_):
     """Outside the checked range T3 is claimed exact exactly when the construction returns a
     schedule, and that schedule is a certificate: valid, one activation per GPU, makespan = LB."""

@@ -670,7 +670,7 @@ def _search_runs(inst: Instance, total: int):
 
 
 def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
-                         nodes: Optional[int] = None) -> Optional[Schedule]:
+                         nodes: Optional[int] = None, quick: bool = False) -> Optional[Schedule]:
     """A ``K = 1`` schedule whose makespan equals Theorem 3's bound, or None.
 
     For ``P = 2`` the explicit :func:`two_gpu_schedule` (proven). Otherwise the bounded search
@@ -680,7 +680,8 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     the kept sets, the backward order and the tie-break priority, ``budget`` moves (default
     ``10 P m``). Time ``O(m + budget)`` list schedules of ``O(P^2 m)`` each plus ``nodes``
     search nodes of ``O(P + m)`` each: polynomial. Only a schedule whose simulated makespan
-    equals the bound is returned.
+    equals the bound is returned. ``quick``: the explicit schedules and the search only (no
+    list family), for callers that need an answer fast (``bounds.single_slot_certified``).
     """
     from bounds.single_wave import single_slot_value
 
@@ -722,6 +723,8 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
         found = single_slot_search(inst, nodes)
         if found is not None:
             return found
+    if quick:
+        return None
     for kept, sigma, prio in _structured_starts(inst):
         if consider(kept, sigma, prio) == target:
             return verified(best[2])
@@ -768,6 +771,8 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     """A schedule proven optimal for ``inst`` (``v = 1``), or None.
 
     * fused backward, ``K >= min(m, P)`` or unconstrained: 1F1B (Theorem 1 is then exact);
+    * fused backward, ``m <= 2 + b/f``, any ``K``: :func:`single_group_schedule` (reaches
+      Theorem 1 with one activation per GPU, Theorem 3c);
     * fused backward, ``K = 1``: :func:`single_slot_schedule` (reaches Theorem 3, or None);
     * anything else (split backward, ``1 < K < min(m, P)``, ``c > 0``): None, except ``m = 1``
       where the single microbatch's chain is optimal for every ``K >= 1``.
@@ -783,6 +788,8 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
         return None
     if inst.K is None or inst.K >= min(inst.m, inst.P):
         return one_f_one_b(inst)
+    if (inst.m - 2) * inst.f <= inst.b:  # Theorem 3c: T1 with one activation per GPU, any K
+        return single_group_schedule(inst)
     if inst.K == 1:
         return single_slot_schedule(inst)
     return None
