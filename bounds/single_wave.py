@@ -34,7 +34,6 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 from math import floor
-from typing import Optional
 
 import sympy as sp
 
@@ -163,13 +162,20 @@ def single_slot_gpu_expr() -> sp.Expr:
     return p * Bx + sp.Min(*[single_slot_W_expr(cx) for cx in cands])
 
 
+def single_slot_waste(n, G, f_, x_):
+    """``W_p(x) - n B`` for ``n`` pairs, gap ``G = (d-1) B``: the recompute time plus the idle
+    inside holds when ``x_`` of the ``n`` pairs are kept (Theorem 3). Exact for ints (integer
+    time units, as the constructions use it) and Fractions alike (``//`` is an exact floor).
+    """
+    c = G // f_
+    r0 = G - c * f_
+    N = n - x_
+    return N * f_ + x_ * G - f_ * min(N, x_ * c) - r0 * min(x_, max(0, N - x_ * c))
+
+
 def _single_slot_W(m_: int, d: int, f_: Fraction, b_: Fraction, x_: int) -> Fraction:
     Bx = f_ + b_
-    G = (d - 1) * Bx
-    c = floor(G / f_)
-    r0 = G - c * f_
-    N = m_ - x_
-    return m_ * Bx + N * f_ + x_ * G - f_ * min(N, x_ * c) - r0 * min(x_, max(0, N - x_ * c))
+    return m_ * Bx + single_slot_waste(m_, (d - 1) * Bx, f_, x_)
 
 
 def single_slot_choice(inst: Instance, gpu: int) -> tuple[int, Fraction]:
@@ -367,6 +373,7 @@ __all__ = [
     "memory_time_value", "single_slot_W_expr", "single_slot_gpu_expr", "single_slot_choice",
     "single_slot_gpu_value", "single_slot_value", "split_drain_gpu_expr", "split_drain_value",
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
-    "split_memory_time_value", "nonbinding_memory", "single_slot_checked", "single_slot_certified", "single_slot_exact",
-    "CERTIFICATE_MAX_SIZE", "CERTIFICATE_NODES", "single_group_exact", "terms", "p", "x",
+    "split_memory_time_value", "nonbinding_memory", "single_slot_checked",
+    "single_slot_certified", "single_slot_exact", "single_slot_waste", "single_group_exact",
+    "CERTIFICATE_MAX_SIZE", "CERTIFICATE_NODES", "terms", "p", "x",
 ]

@@ -171,7 +171,7 @@ def reductions_to_fill_drain(ctx: Context) -> CheckResult:
 @check("T2 memory-time (non-increasing in K; = work when K >= d)", kind="symbolic",
        range="all P, m, K >= 1, 0 <= r <= m, f, b > 0")
 def memory_time_monotone(ctx: Context) -> CheckResult:
-    from bounds.symbols import K, P, b, f, m
+    from bounds.symbols import K, b, f, m
 
     r, s = sp.symbols("r s", integer=True, nonnegative=True)
     d = sp.Symbol("d", integer=True, positive=True)

@@ -11,10 +11,10 @@
 * :func:`single_slot_search` -- ``K = 1`` (fused): a depth-first search with a node budget,
   pruned per GPU by Theorem 3's own argument (plus the hold in progress), verified by
   simulation; returns a schedule only at Theorem 3's bound.
-* :func:`single_slot_schedule` -- ``K = 1`` (fused): the two-GPU construction, a polynomial-time
-  search over a family of list schedules (which activations each GPU keeps, the order the
-  backward passes run in), then :func:`single_slot_search`; returns a schedule only when its
-  makespan *equals* Theorem 3's bound, hence proven optimal; None otherwise. Theorem 3 is not
+* :func:`single_slot_schedule` -- ``K = 1`` (fused): the explicit schedules above, then
+  :func:`single_slot_search`, then a polynomial-time search over a family of list schedules
+  (which activations each GPU keeps, the order the backward passes run in); returns a
+  schedule only when its makespan *equals* Theorem 3's bound, hence proven optimal; None otherwise. Theorem 3 is not
   reachable on every instance: ``P = 3, m = 12, f = 5, b = 3`` has ``T3 = 144`` but no schedule
   ends before 145 (GPUs 0 and 1 both have zero slack and their tight first holds conflict).
 * :func:`optimal_schedule` -- the dispatcher hook: one of the above when it is proven optimal,
@@ -159,6 +159,12 @@ def _list_orders(inst: Instance, kept: Sequence[Sequence[bool]], sigma: Sequence
     sched = Schedule(inst, tuple(tuple(o) for o in orders),
                      source="K=1 list schedule (constructions.single_wave)")
     return sched, Fraction(max(free), u)
+
+
+def _reaching(sched: Schedule, target: Fraction) -> Optional[Schedule]:
+    """``sched`` if it is valid (so, with ``K = 1``, one activation per GPU) and its simulated
+    makespan is ``target``, else None: every construction here returns only such schedules."""
+    return sched if _makespan(sched) == target else None
 
 
 def _makespan(sched: Optional[Schedule]) -> Optional[Fraction]:
@@ -350,15 +356,9 @@ def _waste_floor(n: int, G: int, f: int) -> int:
     """``min_x W_p(x) - n B`` for ``n`` microbatches (integer units): the least idle plus
     recompute time a GPU with gap ``G`` must spend on ``n`` pairs it has not forwarded yet
     (Theorem 3's argument applied to the rest of the window)."""
-    if n == 0 or G == 0:
-        return 0
-    c, best = G // f, None
-    r0 = G - c * f
-    for x_ in range(n + 1):
-        N = n - x_
-        w = N * f + x_ * G - f * min(N, x_ * c) - r0 * min(x_, max(0, N - x_ * c))
-        best = w if best is None else min(best, w)
-    return best
+    from bounds.single_wave import single_slot_waste
+
+    return min(single_slot_waste(n, G, f, x_) for x_ in range(n + 1))
 
 
 class _Found(Exception):
@@ -418,14 +418,10 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     latest_b = [T - p * b for p in range(P)]
     rank = {"B": 0, "R": 1, "Fk": 2, "Ff": 3}
     late = {"B": 0, "R": 1, "Fk": 3, "Ff": 2}  # once x pairs are kept (plan)
-    xstar = []
-    for p in range(P):
-        G = (P - p - 1) * B
-        c = G // f if G else 0
-        r0 = G - c * f
-        xstar.append(min(range(m + 1), key=lambda x_: (
-            (m - x_) * f + x_ * G - f * min(m - x_, x_ * c)
-            - r0 * min(x_, max(0, m - x_ - x_ * c)), x_)))
+    from bounds.single_wave import single_slot_waste
+
+    xstar = [min(range(m + 1), key=lambda x_: (single_slot_waste(m, (P - p - 1) * B, f, x_), x_))
+             for p in range(P)]
     nkept = [0] * P
 
     def feasible(p: int) -> bool:
@@ -659,11 +655,11 @@ def _search_runs(inst: Instance, total: int):
                 return
             alive.remove(config)
         if orders is not None:
-            sched = Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
-                                         for p, o in enumerate(orders)),
-                             source="K=1 bounded search (constructions.single_wave)")
-            res = simulate(sched)
-            if res.valid and max(res.peak_memory) <= 1 and res.makespan == target:
+            sched = _reaching(Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
+                                                   for p, o in enumerate(orders)),
+                                       source="K=1 bounded search (constructions.single_wave)"),
+                              target)
+            if sched is not None:
                 yield sched, used
             return  # a found timing is a timing of its orders, so the check cannot fail
         yield None, used
@@ -683,29 +679,20 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     equals the bound is returned. ``quick``: the explicit schedules and the search only (no
     list family), for callers that need an answer fast (``bounds.single_slot_certified``).
     """
-    from bounds.single_wave import single_slot_value
+    from bounds.single_wave import single_group_exact, single_slot_value
 
     if inst.v != 1 or inst.split or inst.K != 1:
         return None
     target = single_slot_value(inst)
     P, m = inst.P, inst.m
-    if P == 1:
-        sched = one_f_one_b(inst)
-        return sched if _makespan(sched) == target else None
-    if (inst.m - 2) * inst.f <= inst.b and not inst.c:
-        sched = single_group_schedule(inst)
-        res = simulate(sched)
-        if res.valid and max(res.peak_memory) <= 1 and res.makespan == target:
-            return sched
-    if P == 2 and not inst.c:
-        sched = two_gpu_schedule(inst)
-        res = simulate(sched)
-        if res.valid and max(res.peak_memory) <= 1 and res.makespan == target:
+    explicit = (one_f_one_b if P == 1 else
+                single_group_schedule if single_group_exact(inst) else
+                two_gpu_schedule if P == 2 and not inst.c else None)
+    if explicit is not None:
+        sched = _reaching(explicit(inst), target)
+        if sched is not None or P == 1:
             return sched
     best: tuple[Fraction, tuple] | None = None
-
-    def verified(sched):
-        return sched if _makespan(sched) == target else None
 
     def consider(kept, sigma, bf):
         nonlocal best
@@ -727,7 +714,7 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
         return None
     for kept, sigma, prio in _structured_starts(inst):
         if consider(kept, sigma, prio) == target:
-            return verified(best[2])
+            return _reaching(best[2], target)
     if best is None:
         return None
     rng = random.Random(hash((P, m, inst.f, inst.b)) & 0xFFFFFFFF)
@@ -762,7 +749,7 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
             if T < best[0]:
                 best = (T, (kept, sigma, bf), sched)
             if T == target:
-                return verified(sched)
+                return _reaching(sched, target)
     return None
 
 
@@ -788,7 +775,9 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
         return None
     if inst.K is None or inst.K >= min(inst.m, inst.P):
         return one_f_one_b(inst)
-    if (inst.m - 2) * inst.f <= inst.b:  # Theorem 3c: T1 with one activation per GPU, any K
+    from bounds.single_wave import single_group_exact
+
+    if single_group_exact(inst):  # Theorem 3c: T1 with one activation per GPU, any K
         return single_group_schedule(inst)
     if inst.K == 1:
         return single_slot_schedule(inst)
