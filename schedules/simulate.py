@@ -27,6 +27,7 @@ touched per op. Results that are compared (makespan, busy time) are exact Fracti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from fractions import Fraction
 from typing import Optional
 
@@ -99,6 +100,11 @@ class SimulationResult:
                 for (_, op), s, e in zip(self.schedule.ops(), self.start_units.tolist(),
                                          self.end_units.tolist())}
 
+    @cached_property
+    def _store_release(self) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`store_release` of the schedule, computed once for all GPUs' profiles."""
+        return store_release(compile_schedule(self.schedule))
+
     def memory_profile(self, p: int) -> list[tuple[Fraction, int]]:
         """Step function of GPU ``p``'s live activations: ``[(time, count from then on), ...]``.
 
@@ -107,9 +113,8 @@ class SimulationResult:
         if self.start is None:
             raise ValueError("the schedule has no timing (it is invalid)")
         seq = self.schedule.orders[p]
-        c = compile_schedule(self.schedule)
         lo = int(self.offsets[p])
-        store_all, release_all = store_release(c)
+        store_all, release_all = self._store_release
         store = store_all[lo:lo + len(seq)].tolist()
         release = release_all[lo:lo + len(seq)].tolist()
         starts = self.start_units[lo:lo + len(seq)].tolist()
