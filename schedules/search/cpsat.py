@@ -49,10 +49,13 @@ def _ortools():
 
 
 def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
-                use_known: bool = True, use_theory: bool = True) -> SolveResult:
+                use_known: bool = True, use_theory: bool = True,
+                hint: Optional[Schedule] = None) -> SolveResult:
     """Solve ``inst`` with CP-SAT; statuses as in :class:`SolveResult`.
 
     ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
+    ``hint``: a valid schedule of ``inst`` to start from (horizon and solution hint) in place
+    of the best known one (engine ``auto`` passes the search's, which already includes it).
     """
     from .solve import _ceil_units, checked, root_lower_bound
 
@@ -61,7 +64,10 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
     mdl = Model.of(inst)
     unit = mdl.unit
     lb = _ceil_units(root_lower_bound(inst), unit) if use_theory else 0
-    known = best_known(inst) if use_known else None
+    if hint is not None:
+        known = ("hint", hint, checked(inst, hint))
+    else:
+        known = best_known(inst) if use_known else None
     trivial = mdl.m * mdl.S * (2 * mdl.dF + mdl.dIG + mdl.dW) + mdl.m * (sum(mdl.lag_f)
                                                                          + sum(mdl.lag_b))
     horizon = _ceil_units(known[2], unit) if known is not None else trivial

@@ -191,8 +191,10 @@ def solve_auto(inst: Instance, time_limit: Optional[float] = None, workers: int 
     from .cpsat import solve_cpsat
 
     left = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - t0))
-    c = solve_cpsat(inst, time_limit=left, workers=workers, use_known=use_known,
-                    use_theory=use_theory)
+    # the search already started from the known schedules: hand CP-SAT its best one instead of
+    # computing them again
+    c = solve_cpsat(inst, time_limit=left, workers=workers, use_known=False,
+                    use_theory=use_theory, hint=a.schedule if use_known else None)
     runs.append(("cpsat", c.status, c.seconds))
     if c.status == "infeasible":
         return SolveResult("infeasible", None, None, c.lower_bound, a.nodes + c.nodes,
