@@ -20,7 +20,11 @@ Families (the ranges of the issue):
 * ``split``: ``v = 1``, split backward, ``P <= 3``, ``m <= 6``, ``K = 1..m-1`` and unconstrained;
 * ``k1``: ``v = 1``, fused, ``K = 1`` only, ``2 <= P <= --max-P``, ``2 <= m <= --max-m`` (no
   caps), durations every ratio ``f : b`` with ``f, b`` in ``{1..5}`` coprime (``--durations
-  all``; ``base`` is ``f=1, b=2``): the wider check of Theorem 3 (docs/theory.md, section 5).
+  all``; ``base`` is ``f=1, b=2``): the wider check of Theorem 3 (docs/theory.md, section 5);
+* ``split-k1``: ``v = 1``, split backward, ``K = 1`` only, ``2 <= P <= --max-P``,
+  ``2 <= m <= --max-m`` (no caps), durations every ``f, b_I, b_W`` in ``{1,2,3}`` with no common
+  factor (``--durations all``; ``base`` is ``f = b_I = b_W = 1``): the check of Theorem S4
+  (docs/theory.md, section 6).
 
 (``K >= v m`` is the unconstrained instance: a GPU never holds more than ``v m`` activations.)
 
@@ -55,9 +59,13 @@ def instance_key(d: dict) -> str:
 
 
 def durations(family: str, which: str) -> list[dict]:
-    if family == "split":
+    if family in ("split", "split-k1"):
         if which == "base":
             return [dict(f=1, b_I=1, b_W=1)]
+        if family == "split-k1":
+            from math import gcd
+            return [dict(f=f, b_I=bi, b_W=bw) for f, bi, bw in itertools.product((1, 2, 3), repeat=3)
+                    if gcd(gcd(f, bi), bw) == 1]
         return [dict(f=f, b_I=bi, b_W=bw) for f, bi, bw in itertools.product((1, 2), repeat=3)]
     if which == "base":
         return [dict(f=1, b=2)]
@@ -87,7 +95,7 @@ def instances(family: str, which: str, max_P: int, max_m: int, min_P: int = 1):
             shapes = [(P, m, 1, "looped") for P in range(min_P, min(max_P, 3) + 1)
                       for m in range(1, min(max_m, 6) + 1)]
             kmax = lambda m, v: m  # noqa: E731
-        elif family == "k1":
+        elif family in ("k1", "split-k1"):
             shapes = [(P, m, 1, "looped") for P in range(max(min_P, 2), max_P + 1)
                       for m in range(2, max_m + 1)]
             kmax = None
@@ -177,7 +185,7 @@ def compact(path: str) -> int:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--family", default="single", help="single, multi, split, k1, or all (the first three)")
+    ap.add_argument("--family", default="single", help="single, multi, split, k1, split-k1, or all (the first three)")
     ap.add_argument("--durations", default="base", choices=("base", "all"))
     ap.add_argument("--min-P", type=int, default=1)
     ap.add_argument("--max-P", type=int, default=4)

@@ -31,6 +31,7 @@ Theorems (numbering of docs/theory.md):
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from functools import lru_cache
 from math import floor
@@ -129,17 +130,23 @@ def memory_time_value(inst: Instance) -> Fraction:
 
 
 # --------------------------------------------------------------------------- T3 single slot
-def single_slot_W_expr(xv=x) -> sp.Expr:
+def _chain_op_symbol(split: bool) -> sp.Expr:
+    """The backward op that carries the chain down to stage 0: ``B`` (``b``) or ``I`` (``b_I``)."""
+    return b_I if split else b
+
+
+def single_slot_W_expr(xv=x, split: bool = False) -> sp.Expr:
     """``W_p(x)`` of T3: the least window length of GPU ``p`` when it keeps ``x`` activations.
 
     ``N = m - x`` forwards are recomputed later; each kept activation's hold has a gap of
-    ``G = (d-1)(f+b)`` (forward chain up and backward chain down) that the GPU can fill only
-    with forwards that store nothing; ``c = floor(G/f)`` of them fit without lengthening the
-    hold, one more lengthens it by ``f - r0`` only.
+    ``G = (d-1)(f + b_c)`` (forward chain up and backward chain down; ``b_c = b`` fused,
+    ``b_I`` split) that the GPU can fill only with forwards that store nothing; ``c = floor(G/f)``
+    of them fit without lengthening the hold, one more lengthens it by ``f - r0`` only.
+    ``B`` is one pair's work on the GPU, ``f + b`` (split ``f + b_I + b_W``).
     """
-    Bx = f + b
+    Bx = f + b_I + b_W if split else f + b
     d = P - p
-    G = (d - 1) * Bx
+    G = (d - 1) * (f + _chain_op_symbol(split))
     c = sp.floor(G / f)
     r0 = G - c * f
     N = m - xv
@@ -147,23 +154,24 @@ def single_slot_W_expr(xv=x) -> sp.Expr:
             - r0 * sp.Min(xv, sp.Max(0, N - xv * c)))
 
 
-def single_slot_gpu_expr() -> sp.Expr:
-    """T3 for GPU ``p``: ``p (f + b) + min_x W_p(x)``.
+def single_slot_gpu_expr(split: bool = False) -> sp.Expr:
+    """T3 for GPU ``p``: ``p (f + b_c) + min_x W_p(x)`` (``b_c = b`` fused, ``b_I`` split: the
+    window of GPU ``p`` starts at ``p f`` and its last chain op is followed by ``p`` more).
 
     ``W_p`` is piecewise linear in ``x`` (slope ``-f`` up to ``m/(c+2)``, then ``G - (f - r0)(c+1)``
     up to ``m/(c+1)``, then ``G >= 0``), so its minimum over integers is at the floor or ceiling
     of one of the two breakpoints.
     """
-    Bx = f + b
+    bc = _chain_op_symbol(split)
     d = P - p
-    c = sp.floor((d - 1) * Bx / f)
+    c = sp.floor((d - 1) * (f + bc) / f)
     cands = [sp.floor(m / (c + 2)), sp.ceiling(m / (c + 2)), sp.floor(m / (c + 1)),
              sp.ceiling(m / (c + 1))]
-    return p * Bx + sp.Min(*[single_slot_W_expr(cx) for cx in cands])
+    return p * (f + bc) + sp.Min(*[single_slot_W_expr(cx, split) for cx in cands])
 
 
 def single_slot_waste(n, G, f_, x_):
-    """``W_p(x) - n B`` for ``n`` pairs, gap ``G = (d-1) B``: the recompute time plus the idle
+    """``W_p(x) - n B`` for ``n`` pairs, gap ``G`` (``(d-1)(f + b_c)``): the recompute time plus the idle
     inside holds when ``x_`` of the ``n`` pairs are kept (Theorem 3). Exact for ints (integer
     time units, as the constructions use it) and Fractions alike (``//`` is an exact floor).
     """
@@ -173,32 +181,42 @@ def single_slot_waste(n, G, f_, x_):
     return N * f_ + x_ * G - f_ * min(N, x_ * c) - r0 * min(x_, max(0, N - x_ * c))
 
 
-def _single_slot_W(m_: int, d: int, f_: Fraction, b_: Fraction, x_: int) -> Fraction:
+def _single_slot_W(m_: int, d: int, f_: Fraction, b_: Fraction, x_: int,
+                   b_chain: Fraction = None) -> Fraction:
+    """``W_p(x)`` with ``d`` stages from the GPU to the last, ``B = f + b`` (split: ``b`` is
+    ``b_I + b_W``) and the chain's backward op ``b_chain`` (``b`` fused, ``b_I`` split)."""
     Bx = f_ + b_
-    return m_ * Bx + single_slot_waste(m_, (d - 1) * Bx, f_, x_)
+    bc = b_ if b_chain is None else b_chain
+    return m_ * Bx + single_slot_waste(m_, (d - 1) * (f_ + bc), f_, x_)
+
+
+def _chain_op(inst: Instance) -> Fraction:
+    return inst.b_I if inst.split else inst.b
 
 
 def single_slot_choice(inst: Instance, gpu: int) -> tuple[int, Fraction]:
     """``(x, W)``: the number of activations GPU ``gpu`` keeps in T3's minimum, and ``W``."""
     d = inst.P - gpu
-    G = (d - 1) * (inst.f + inst.b)
-    c = floor(G / inst.f)
+    bc = _chain_op(inst)
+    c = floor((d - 1) * (inst.f + bc) / inst.f)
     m_ = inst.m
     cands = sorted({m_ // (c + 2), -(-m_ // (c + 2)), m_ // (c + 1), -(-m_ // (c + 1))})
-    best = min((_single_slot_W(m_, d, inst.f, inst.b, xx), xx) for xx in cands)
+    best = min((_single_slot_W(m_, d, inst.f, inst.b, xx, bc), xx) for xx in cands)
     return best[1], best[0]
 
 
 def single_slot_gpu_value(inst: Instance, gpu: int) -> Fraction:
     """T3 for one GPU, exactly."""
-    return gpu * (inst.f + inst.b) + single_slot_choice(inst, gpu)[1]
+    return gpu * (inst.f + _chain_op(inst)) + single_slot_choice(inst, gpu)[1]
 
 
 def single_slot_value(inst: Instance) -> Fraction:
-    """T3: ``max_p [p (f+b) + min_x W_p(x)]`` (fused, ``K = 1``).
+    """T3: ``max_p [p (f + b_c) + min_x W_p(x)]`` (``K = 1``; ``b_c = b`` fused, ``b_I`` split).
 
     >>> single_slot_value(Instance(P=3, m=4, K=1, f=3, b=2))
     Fraction(34, 1)
+    >>> single_slot_value(Instance(P=3, m=4, K=1, f=1, b_I=1, b_W=1))
+    Fraction(17, 1)
     """
     return max(single_slot_gpu_value(inst, q) for q in range(inst.P))
 
@@ -285,7 +303,12 @@ def single_group_exact(inst: Instance) -> bool:
 
 SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
 """The range over which T3 = OPT was confirmed by exact search independent of the bound
-(docs/theory.md, section 5; the ``K = 1`` rows of data/optima.jsonl)."""
+(docs/theory.md, section 5; the fused ``K = 1`` rows of data/optima.jsonl): every ratio
+``f : b`` of two durations of the grid."""
+
+SPLIT_SINGLE_SLOT_CHECKED = {"P": 4, "m": 6, "durations": (1, 2, 3)}
+"""The same for T3's split form (docs/theory.md, section 6; the split ``K = 1`` rows): every
+ratio ``f : b_I : b_W`` of three durations of the grid."""
 
 CERTIFICATE_MAX_SIZE = 128
 """Largest ``P * m`` for which :func:`single_slot_exact` tries the construction as a
@@ -297,17 +320,23 @@ CERTIFICATE_NODES = 300
 :func:`schedules.constructions.single_wave.single_slot_search`; well under a second)."""
 
 
+def _proportional(durs: tuple, grid) -> bool:
+    """``durs`` is a positive multiple of some tuple of grid values (same length)."""
+    return any(all(g * durs[0] == t[0] * d_ for g, d_ in zip(t, durs))
+               for t in itertools.product(grid, repeat=len(durs)))
+
+
 def single_slot_checked(inst: Instance) -> bool:
     """True when ``inst`` lies in the range where T3 = OPT was confirmed by exact search
-    (any instance with the same ``P``, ``m`` and duration *ratio* ``f : b`` as a checked one:
-    scaling all durations scales every makespan)."""
-    if inst.split or inst.K != 1 or inst.c:
+    (any instance with the same ``P``, ``m`` and duration *ratio* (``f : b``, split
+    ``f : b_I : b_W``) as a checked one: scaling all durations scales every makespan)."""
+    if inst.K != 1 or inst.c or inst.v != 1:
         return False
-    if inst.P > SINGLE_SLOT_CHECKED["P"] or inst.m > SINGLE_SLOT_CHECKED["m"]:
+    rng = SPLIT_SINGLE_SLOT_CHECKED if inst.split else SINGLE_SLOT_CHECKED
+    if inst.P > rng["P"] or inst.m > rng["m"]:
         return False
-    ratio = inst.f / inst.b
-    grid = SINGLE_SLOT_CHECKED["durations"]
-    return any(Fraction(a, bb) == ratio for a in grid for bb in grid)
+    durs = (inst.f, inst.b_I, inst.b_W) if inst.split else (inst.f, inst.b)
+    return _proportional(durs, rng["durations"])
 
 
 @lru_cache(maxsize=4096)
@@ -315,7 +344,8 @@ def single_slot_certified(inst: Instance) -> bool:
     """True when the ``K = 1`` construction of :mod:`schedules.constructions.single_wave`
     returns a schedule for ``inst``: it returns one only when the schedule is valid, holds one
     activation per GPU and its simulated makespan equals T3, so T3 = OPT for ``inst`` (a valid
-    bound met by a feasible schedule). Tried only up to ``P m <= CERTIFICATE_MAX_SIZE``."""
+    bound met by a feasible schedule). Tried only up to ``P m <= CERTIFICATE_MAX_SIZE``
+    (fused backward: the bounded search builds fused schedules)."""
     if inst.split or inst.K != 1 or inst.c or inst.v != 1:
         return False
     if inst.P * inst.m > CERTIFICATE_MAX_SIZE:
@@ -327,16 +357,16 @@ def single_slot_certified(inst: Instance) -> bool:
 
 
 def single_slot_exact(inst: Instance) -> bool:
-    """T3 is proven equal to the optimum of ``inst``: for ``P <= 2`` at every size (Theorem 3b,
-    docs/theory.md: the explicit two-GPU schedule reaches it), inside the exhaustively checked
-    range (:func:`single_slot_checked`), or by a certificate schedule
-    (:func:`single_slot_certified`). T3 is *not* exact in general (``P = 3, m = 12, f = 5,
-    b = 3``: T3 = 144 < OPT = 146).
+    """T3 (fused or split form) is proven equal to the optimum of ``inst``: for ``P <= 2`` at
+    every size (Theorem 3b, docs/theory.md: the explicit two-GPU schedule reaches it), inside
+    the exhaustively checked range (:func:`single_slot_checked`), or, fused, by a certificate
+    schedule (:func:`single_slot_certified`). T3 is *not* exact in general (``P = 3, m = 12,
+    f = 5, b = 3``: T3 = 144 < OPT = 146).
 
     >>> single_slot_exact(Instance(P=3, m=10, K=1, f=1, b=2))  # outside the range: certificate
     True
     """
-    if inst.split or inst.K != 1 or inst.c or inst.v != 1:
+    if inst.K != 1 or inst.c or inst.v != 1:
         return False
     return inst.P <= 2 or single_slot_checked(inst) or single_slot_certified(inst)
 
@@ -365,6 +395,8 @@ def terms(inst: Instance) -> list[Term]:
         out.append(("split_first_input", split_first_input_value(inst), False))
         if inst.K is not None and inst.K < inst.m:
             out.append(("split_memory_time", split_memory_time_value(inst), False))
+        if inst.K == 1:
+            out.append(("single_slot", single_slot_value(inst), single_slot_exact(inst)))
     return out
 
 
@@ -375,5 +407,6 @@ __all__ = [
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
     "split_memory_time_value", "nonbinding_memory", "single_slot_checked",
     "single_slot_certified", "single_slot_exact", "single_slot_waste", "single_group_exact",
-    "CERTIFICATE_MAX_SIZE", "CERTIFICATE_NODES", "terms", "p", "x",
+    "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED", "CERTIFICATE_MAX_SIZE",
+    "CERTIFICATE_NODES", "terms", "p", "x",
 ]

@@ -41,6 +41,25 @@ def _memory_time_min(m, K, f, work, hold_kept, hold_remat):
     return best
 
 
+def _single_slot_min(m, f, work, G):
+    """``m work + min_x waste(x)``: T3's ``min_x W_p(x)`` with gap ``G`` (bounds.single_wave).
+
+    ``W`` is piecewise linear in ``x``: slope ``-f`` up to ``m/(c+2)``, then
+    ``G - (f - r0)(c+1)`` up to ``m/(c+1)``, then ``G >= 0``; the minimiser is next to
+    ``m/(c+2)`` if the middle slope is ``>= 0``, else next to ``m/(c+1)``.
+    """
+    c = np.floor(G / f)
+    r0 = G - c * f
+    xr = m / np.where(G - (f - r0) * (c + 1) >= 0, c + 2, c + 1)
+    best = None
+    for xx in (np.floor(xr), np.ceil(xr)):
+        N = m - xx
+        xc = xx * c
+        W = N * f + xx * G - f * np.minimum(N, xc) - r0 * np.minimum(xx, np.maximum(0.0, N - xc))
+        best = W if best is None else np.minimum(best, W, out=best)
+    return m * work + best
+
+
 _CHUNK = 1 << 15
 
 
@@ -79,23 +98,8 @@ def lower_bound_fused(P, m, K, f, b):
         return q * Bs + _memory_time_min(m[sel], K[sel], f[sel], Bs, d * Bs, Bs)
 
     def t3(q, sel):
-        d = P[sel] - q
-        Bs, fs, ms = Bx[sel], f[sel], m[sel]
-        G = (d - 1) * Bs
-        c = np.floor(G / fs)
-        r0 = G - c * fs
-        # W is piecewise linear in x: slope -f up to m/(c+2), then G - (f - r0)(c+1) up to
-        # m/(c+1), then G >= 0; the minimiser is next to m/(c+2) if the middle slope is >= 0,
-        # else next to m/(c+1).
-        xr = ms / np.where(G - (fs - r0) * (c + 1) >= 0, c + 2, c + 1)
-        best = None
-        for xx in (np.floor(xr), np.ceil(xr)):
-            N = ms - xx
-            xc = xx * c
-            W = (N * fs + xx * G - fs * np.minimum(N, xc)
-                 - r0 * np.minimum(xx, np.maximum(0.0, N - xc)))
-            best = W if best is None else np.minimum(best, W, out=best)
-        return (q + ms) * Bs + best
+        Bs = Bx[sel]
+        return q * Bs + _single_slot_min(m[sel], f[sel], Bs, (P[sel] - q - 1) * Bs)
 
     for mask, term in (((K > 1) & (K < P), t2), ((K == 1) & (P > 1), t3)):
         rows = np.flatnonzero(mask)
@@ -106,7 +110,8 @@ def lower_bound_fused(P, m, K, f, b):
 
 
 def lower_bound_split(P, m, K, f, b_I, b_W):
-    """The v = 1 split-backward bound: max(work, chain, S1, S2, S3 if K < m)."""
+    """The v = 1 split-backward bound: max(work, chain, S1, S2, S3 if K < m, T3 (split form)
+    if K = 1)."""
     (P, m, K, f, b_I, b_W), shape = _arrays(P, m, K, f, b_I, b_W)
     Bx = f + b_I + b_W
     out = np.maximum(m * Bx, P * (f + b_I) + b_W)
@@ -121,10 +126,15 @@ def lower_bound_split(P, m, K, f, b_I, b_W):
         H = d * (fs + b_I[sel]) + b_W[sel]
         return q * fs + _memory_time_min(m[sel], K[sel], fs, Bs, H, Bs)
 
-    rows = np.flatnonzero(K < m)
-    if rows.size:
-        order, val = _per_gpu_max(rows, P, s3)
-        out[order] = np.maximum(out[order], val)
+    def t3(q, sel):
+        chain = f[sel] + b_I[sel]
+        return q * chain + _single_slot_min(m[sel], f[sel], Bx[sel], (P[sel] - q - 1) * chain)
+
+    for mask, term in ((K < m, s3), ((K == 1) & (P > 1), t3)):
+        rows = np.flatnonzero(mask)
+        if rows.size:
+            order, val = _per_gpu_max(rows, P, term)
+            out[order] = np.maximum(out[order], val)
     return out.reshape(shape)
 
 

@@ -245,7 +245,7 @@ def exact_function(expr: sp.Expr, args):
     return sp.lambdify(args, expr, modules=[{"floor": math.floor, "ceiling": math.ceil}, "math"])
 
 
-@check("T1-T3, S1-S3 (sympy expression = exact evaluation)", kind="symbolic",
+@check("T1-T3 (T3 fused and split), S1-S3 (sympy expression = exact evaluation)", kind="symbolic",
        range={"quick": "P <= 4, m <= 6, K in {1,2,3}, f, b in {1,2,3} (+ split)",
               "full": "P <= 8, m <= 16, K in {1..5}, f, b in {1,2,3,4,1/2,3/2} (+ split)"})
 def expressions_match_evaluation(ctx: Context) -> CheckResult:
@@ -266,6 +266,7 @@ def expressions_match_evaluation(ctx: Context) -> CheckResult:
     t3 = exact_function(sw.single_slot_gpu_expr(), fused_args)
     s1 = exact_function(sw.split_drain_gpu_expr(), split_args)
     s3 = exact_function(sw.split_memory_time_gpu_expr(), split_args)
+    t3s = exact_function(sw.single_slot_gpu_expr(split=True), split_args)
     F = Fraction
     n, fails = 0, []
     for P_, m_, K_, f_, b_ in itertools.product(Pr, mr, Kr, durs, durs):
@@ -291,6 +292,15 @@ def expressions_match_evaluation(ctx: Context) -> CheckResult:
                 fails.append(("S1", si.to_dict()))
             if K_ < m_ and max(s3(*sa, F(q)) for q in range(P_)) != sw.split_memory_time_value(si):
                 fails.append(("S3", si.to_dict()))
+            if K_ == 1:
+                n += 2
+                if max(t3s(*sa, F(q)) for q in range(P_)) != sw.single_slot_value(si):
+                    fails.append(("T3 split", si.to_dict()))
+                brute = max(q * (si.f + si.b_I)
+                            + min(sw._single_slot_W(m_, P_ - q, si.f, si.b, xx, si.b_I)
+                                  for xx in range(m_ + 1)) for q in range(P_))
+                if brute != sw.single_slot_value(si):
+                    fails.append(("T3 split-min", si.to_dict()))
     # the lambdified function is the expression: a sample through sympy's own subs
     for P_, m_, f_, b_ in ((3, 4, 3, 2), (4, 7, 2, 1), (5, 6, 1, 3)):
         inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
@@ -363,7 +373,8 @@ def one_f_one_b_reaches_fill_drain(ctx: Context) -> CheckResult:
                        "makespan (m+P-1)(f+b), GPU p peaks at min(P-p, m)")
 
 
-@check("T3b/T3c: explicit K = 1 schedules reach the bound (P = 2; m <= 2 + b/f)",
+@check("T3b/T3c: explicit K = 1 schedules reach the bound (P = 2, fused and split; "
+       "m <= 2 + b/f)",
        kind="exhaustive",
        range={"quick": "P = 2, m <= 24; and P <= 8, m <= 2 + b/f; f, b in {1..5, 1/2, 3/2}",
               "full": "P = 2, m <= 64; and P <= 16, m <= 2 + b/f; f, b in {1..7, 1/2, 3/2}"})
@@ -382,11 +393,14 @@ def explicit_k1_constructions(ctx: Context) -> CheckResult:
     for f_, b_ in itertools.product(durs, durs):
         for m_ in range(1, (64 if full else 24) + 1):
             inst = Instance(P=2, m=m_, K=1, f=f_, b=b_)
-            res = simulate(two_gpu_schedule(inst))
-            n += 1
-            if not (res.valid and max(res.peak_memory) == 1
-                    and res.makespan == single_slot_value(inst) and lower_bound(inst).exact):
-                fails.append(("3b", inst.to_dict()))
+            # fused, and split with b_I = b and b_W in {f, b}
+            for si in (inst, Instance(P=2, m=m_, K=1, f=f_, b_I=b_, b_W=f_),
+                       Instance(P=2, m=m_, K=1, f=f_, b_I=b_, b_W=b_)):
+                res = simulate(two_gpu_schedule(si))
+                n += 1
+                if not (res.valid and max(res.peak_memory) == 1
+                        and res.makespan == single_slot_value(si) and lower_bound(si).exact):
+                    fails.append(("3b", si.to_dict()))
         for P_ in range(1, (16 if full else 8) + 1):
             for m_ in range(1, int(2 + b_ / f_) + 1):
                 inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
@@ -398,7 +412,7 @@ def explicit_k1_constructions(ctx: Context) -> CheckResult:
                     fails.append(("3c", inst.to_dict()))
     return CheckResult(n, not fails, Fraction(1) if not fails else None,
                        f"first failure {fails[0]}" if fails else
-                       "3b: makespan W_0(x) = T3; 3c: makespan (m+P-1)(f+b) = T3")
+                       "3b (fused and split): makespan W_0(x) = T3; 3c: makespan (m+P-1)(f+b) = T3")
 
 
 @check("T3 exact at K = 1 (LB = OPT; construction = OPT)", kind="exhaustive",
@@ -421,54 +435,64 @@ def single_slot_exact(ctx: Context) -> CheckResult:
     return res
 
 
+def _ratio(inst) -> tuple:
+    """The durations of ``inst`` up to scaling: ``(b/f,)`` fused, ``(b_I/f, b_W/f)`` split."""
+    return (inst.b_I / inst.f, inst.b_W / inst.f) if inst.split else (inst.b / inst.f,)
+
+
 @check("T3 on the table's K = 1 rows (valid everywhere; = OPT on the claimed range)",
        kind="exhaustive",
-       range="independent K=1 rows of data/optima.jsonl (P <= 5, m <= 8, f, b in {1..5}, "
-             "and more)")
+       range="independent K=1 rows of data/optima.jsonl (fused P <= 5, m <= 8, f, b in {1..5}; "
+             "split P <= 4, m <= 6, f, b_I, b_W in {1,2,3}; and more)")
 def single_slot_table(ctx: Context) -> CheckResult:
     """No solving: the optima were proven without the theory (``use_theory=False``) when the
-    table was made. On every row ``T3 <= OPT`` and ``LB = OPT`` wherever exactness is claimed;
-    inside :data:`bounds.single_wave.SINGLE_SLOT_CHECKED` every row must have ``T3 = OPT`` and
-    be flagged exact, and every instance of that range must have a row. Rows outside the range
-    with ``T3 < OPT`` (T3 is not exact in general, docs/theory.md section 5) are reported."""
+    table was made. On every row (fused and split) ``T3 <= OPT`` and ``LB = OPT`` wherever
+    exactness is claimed; inside :data:`bounds.single_wave.SINGLE_SLOT_CHECKED` (split:
+    ``SPLIT_SINGLE_SLOT_CHECKED``) every row must have ``T3 = OPT`` and be flagged exact, and
+    every instance of that range must have a row. Rows outside the range with ``T3 < OPT``
+    (T3 is not exact in general, docs/theory.md section 5) are reported."""
     from bounds import lower_bound
     from bounds import single_wave as sw
 
     from .table import optima_rows
 
-    rows = optima_rows(lambda i: i.v == 1 and i.K == 1 and not i.split and not i.c)
+    rows = optima_rows(lambda i: i.v == 1 and i.K == 1 and not i.c)
     fails, not_flagged, ratios, gaps = [], [], set(), []
     worst = Fraction(1)
     for inst, opt in rows:
         lb = lower_bound(inst)
         t3 = sw.single_slot_value(inst)
         worst = max(worst, opt / lb.value)
-        ratios.add(inst.f / inst.b)
+        ratios.add(_ratio(inst))
         if lb.value > opt or t3 > opt or (lb.exact and lb.value != opt):
             fails.append(f"LB {lb.value} (exact={lb.exact}) T3 {t3} vs OPT {opt}: "
                          f"{inst.to_dict()}")
         if t3 < opt:
-            gaps.append(f"P={inst.P} m={inst.m} f={inst.f} b={inst.b}: T3 {t3} < OPT {opt}")
+            gaps.append(f"P={inst.P} m={inst.m} {_ratio(inst)}: T3 {t3} < OPT {opt}")
             if sw.single_slot_checked(inst):
                 fails.append(f"inside the checked range T3 {t3} < OPT {opt}: {inst.to_dict()}")
         if sw.single_slot_checked(inst) and not lb.exact:
             not_flagged.append(inst.to_dict())
-    # the declared range of the exactness claim must be covered by the table: every P, m and
-    # every ratio of SINGLE_SLOT_CHECKED["durations"] (P = 1 and m = 1 are Theorems 1 and 0)
-    have = {(i.P, i.m, i.f / i.b) for i, _ in rows}
-    grid = sw.SINGLE_SLOT_CHECKED["durations"]
-    want = {(P_, m_, Fraction(a, c)) for P_ in range(2, sw.SINGLE_SLOT_CHECKED["P"] + 1)
-            for m_ in range(2, sw.SINGLE_SLOT_CHECKED["m"] + 1) for a in grid for c in grid}
+    # the declared ranges of the exactness claim must be covered by the table: every P, m and
+    # every ratio of the grid (P = 1 and m = 1 are Theorems 1 and 0)
+    have = {(i.split, i.P, i.m, _ratio(i)) for i, _ in rows}
+    want = set()
+    for split, rng in ((False, sw.SINGLE_SLOT_CHECKED), (True, sw.SPLIT_SINGLE_SLOT_CHECKED)):
+        grid = rng["durations"]
+        for P_, m_ in itertools.product(range(2, rng["P"] + 1), range(2, rng["m"] + 1)):
+            for t in itertools.product(grid, repeat=3 if split else 2):
+                want.add((split, P_, m_, tuple(Fraction(g, t[0]) for g in t[1:])))
     missing = sorted(want - have)
     if missing:
-        fails.append(f"{len(missing)} instances of the claimed range have no independent "
-                     f"optimum in the table, e.g. P, m, f/b = {missing[0]}")
+        fails.append(f"{len(missing)} instances of the claimed ranges have no independent "
+                     f"optimum in the table, e.g. split, P, m, ratio = {missing[0]}")
+    n_split = sum(i.split for i, _ in rows)
     ok = bool(rows) and not fails and not not_flagged
     detail = (fails[0] if fails else f"not flagged exact: {not_flagged[:2]}" if not_flagged
               else "no K = 1 rows in data/optima.jsonl" if not rows
-              else f"{len(rows) - len(gaps)} of {len(rows)} rows T3 = OPT ({len(ratios)} ratios "
-                   f"f:b); outside the claimed range T3 < OPT on {len(gaps)}: "
-                   + ("; ".join(gaps[:3]) or "none"))
+              else f"{len(rows) - len(gaps)} of {len(rows)} rows T3 = OPT ({n_split} split; "
+                   f"{len(ratios)} duration ratios); outside the claimed ranges T3 < OPT on "
+                   f"{len(gaps)}: " + ("; ".join(gaps[:3]) or "none"))
     return CheckResult(len(rows), ok, worst, detail)
 
 

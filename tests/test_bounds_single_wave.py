@@ -35,6 +35,7 @@ T2 = exact_fn(sw.memory_time_gpu_expr(), _FUSED)
 T3 = exact_fn(sw.single_slot_gpu_expr(), _FUSED)
 S1 = exact_fn(sw.split_drain_gpu_expr(), _SPLIT)
 S3 = exact_fn(sw.split_memory_time_gpu_expr(), _SPLIT)
+T3S = exact_fn(sw.single_slot_gpu_expr(split=True), _SPLIT)
 
 
 # ----------------------------------------------------------------------------- hand values
@@ -80,6 +81,7 @@ def test_sympy_expressions_equal_exact_evaluation(P_, m_, K_, f_, b_):
     sa = (F(P_), F(m_), F(K_), si.f, si.b_I, si.b_W)
     assert max(S1(*sa, F(q)) for q in range(P_)) == sw.split_drain_value(si)
     assert max(S3(*sa, F(q)) for q in range(P_)) == sw.split_memory_time_value(si)
+    assert max(T3S(*sa, F(q)) for q in range(P_)) == sw.single_slot_value(si.with_(K=1))
 
 
 def test_sympy_subs_agrees_on_a_sample():
@@ -97,10 +99,25 @@ def test_single_slot_closed_form_minimum_is_the_minimum_over_all_x(P_, m_, f_, b
         assert sw.single_slot_choice(inst, q)[1] == brute
 
 
+@given(st.integers(1, 7), st.integers(1, 14), st.sampled_from([1, 2, 3, Fraction(1, 2)]),
+       st.sampled_from([1, 2, Fraction(7, 3)]), st.sampled_from([1, 3, Fraction(1, 3)]))
+def test_split_single_slot_minimum_is_the_minimum_over_all_x(P_, m_, f_, bi, bw):
+    inst = Instance(P=P_, m=m_, K=1, f=f_, b_I=bi, b_W=bw)
+    for q in range(P_):
+        brute = min(sw._single_slot_W(m_, P_ - q, inst.f, inst.b, x, inst.b_I)
+                    for x in range(m_ + 1))
+        assert sw.single_slot_choice(inst, q)[1] == brute
+
+
 def test_single_slot_dominates_memory_time_at_K1():
     for P_, m_, f_, b_ in itertools.product(range(1, 6), range(1, 9), (1, 2, 3), (1, 2, 3)):
         inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
         assert sw.single_slot_value(inst) >= sw.memory_time_value(inst)
+        # split form (b_I = b, b_W = f): at least S1 and S3 at K = 1
+        si = Instance(P=P_, m=m_, K=1, f=f_, b_I=b_, b_W=f_)
+        assert sw.single_slot_value(si) >= sw.split_drain_value(si)
+        if m_ > 1:
+            assert sw.single_slot_value(si) >= sw.split_memory_time_value(si)
 
 
 def test_vectorised_equals_exact_on_a_grid():

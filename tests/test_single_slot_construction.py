@@ -91,6 +91,16 @@ def test_two_gpu_schedule_reaches_t3_for_every_size(m, f, b):
     reaches_t3(two_gpu_schedule(inst), inst)
 
 
+@settings(max_examples=60)
+@given(st.integers(1, 40), durations, durations, durations)
+def test_two_gpu_schedule_reaches_split_t3_for_every_size(m, f, b_I, b_W):
+    # split backward: the same groups with every B replaced by I W reach T3's split form
+    inst = Instance(P=2, m=m, K=1, f=f, b_I=b_I, b_W=b_W)
+    sched = two_gpu_schedule(inst)
+    assert {op.kind for order in sched.orders for op in order} <= {"F", "R", "I", "W"}
+    reaches_t3(sched, inst)
+
+
 @pytest.mark.parametrize("m", range(1, 25))
 @pytest.mark.parametrize("f,b", [(1, 1), (3, 1), (1, 3), (5, 2), (2, 5), (4, 3)])
 def test_two_gpu_schedule_grid(m, f, b):

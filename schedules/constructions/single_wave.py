@@ -299,8 +299,11 @@ def single_group_schedule(inst: Instance) -> Schedule:
 
 # --------------------------------------------------------------------------- K = 1, P = 2
 def two_gpu_schedule(inst: Instance) -> Schedule:
-    """The explicit ``K = 1`` schedule for ``P = 2`` (fused); it reaches Theorem 3 for every
-    ``m, f, b`` (proof below; checked by tests/test_single_slot_construction.py).
+    """The explicit ``K = 1`` schedule for ``P = 2``; it reaches Theorem 3 for every
+    ``m, f, b`` (proof below; checked by tests/test_single_slot_construction.py). Split
+    backward: every ``B`` below is ``I W`` and ``B = f + b_I + b_W``; it reaches T3's split form
+    (``G = f + b_I``; the same proof with ``e0 = s + f + max(a f, f + b_I)``, docs/theory.md
+    section 6).
 
     GPU 0 keeps ``x = argmin_{1 <= x <= m} W_0(x)`` microbatches and forwards the other
     ``N = m - x`` freely, spread as evenly as possible over the ``x`` holds (``a_i`` of them in
@@ -330,23 +333,26 @@ def two_gpu_schedule(inst: Instance) -> Schedule:
     """
     from bounds.single_wave import _single_slot_W
 
-    if inst.P != 2 or inst.v != 1 or inst.split:
-        raise ValueError("two_gpu_schedule builds P = 2, v = 1 fused-backward schedules")
+    if inst.P != 2 or inst.v != 1:
+        raise ValueError("two_gpu_schedule builds P = 2, v = 1 schedules")
     m = inst.m
-    x_ = min(range(1, m + 1), key=lambda xx: (_single_slot_W(m, 2, inst.f, inst.b, xx), xx))
+    bc = inst.b_I if inst.split else inst.b
+    x_ = min(range(1, m + 1), key=lambda xx: (_single_slot_W(m, 2, inst.f, inst.b, xx, bc), xx))
     N = m - x_
     sizes = [N // x_ + (1 if i < N % x_ else 0) for i in range(x_)]
+    back = ("I", "W") if inst.split else ("B",)
     gpu0: list[Op] = []
     gpu1: list[Op] = []
     j = 0
     for a in sizes:
         k, free = j, list(range(j + 1, j + 1 + a))
         j += 1 + a
-        gpu0 += [Op(0, "F", k)] + [Op(0, "F", i) for i in free] + [Op(0, "B", k)]
+        gpu0 += ([Op(0, "F", k)] + [Op(0, "F", i) for i in free]
+                 + [Op(0, kind, k) for kind in back])
         for i in free:
-            gpu0 += [Op(0, "R", i), Op(0, "B", i)]
+            gpu0 += [Op(0, "R", i)] + [Op(0, kind, i) for kind in back]
         for i in [k] + free:
-            gpu1 += [Op(1, "F", i), Op(1, "B", i)]
+            gpu1 += [Op(1, "F", i)] + [Op(1, kind, i) for kind in back]
     return Schedule(inst, (tuple(gpu0), tuple(gpu1)),
                     source="K=1 two-GPU groups (constructions.single_wave)")
 
