@@ -44,6 +44,7 @@ recomputation, every ``c >= 0`` and every placement unless stated):
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Iterable, Optional
 
 import sympy as sp
@@ -192,9 +193,89 @@ def vshape_forced_remat_value(inst: Instance) -> Optional[Fraction]:
     return inst.S * (inst.f + inst.b) + 2 * (inst.m - 1) * inst.b + inst.m * inst.f
 
 
+def single_slot_value(inst: Instance) -> Optional[Fraction]:
+    """MW9 (fused, ``K = 1``, any placement): Theorem 3's single-slot argument per GPU.
+
+    GPU ``p`` with stages ``s_1 < ... < s_v`` keeps at most the ``m`` pairs of its top stage
+    ``s_v`` (MW8's lemma); its ``v m - x`` other pairs are recomputed. With one slot the holds
+    are disjoint; a kept hold contains the gap ``G = (S - s_v - 1)(f + b)`` (the chain above
+    ``s_v``), fillable only by forwards that store nothing, so the GPU's busy span is at least
+    ``W(x) = v m (f + b) + single_slot_waste(v m, G, f, x)`` (docs/theory.md, Theorem 3). The
+    span starts after the head of ``F(., s_1)`` and, as the last op of the GPU is a ``B(j, s_1)``,
+    ends before that op's tail (heads and tails of :func:`single_slot_chain`):
+    ``T >= max_p [ head + min_{0 <= x <= m} W(x) + tail ]``. None unless fused with ``K = 1``.
+
+    >>> single_slot_value(Instance(P=2, m=5, v=2, K=1, placement="vshape", f=2, b=1))
+    Fraction(47, 1)
+    """
+    from .single_wave import single_slot_waste
+
+    if inst.split or inst.K != 1 or inst.v < 2:
+        return None
+    chain = single_slot_chain(inst)
+    Bx, n, best = inst.f + inst.b, inst.v * inst.m, None
+    for p in range(inst.P):
+        st = inst.stages_of(p)
+        lo, top = min(st), max(st)
+        G = (inst.S - top - 1) * Bx
+        span = n * Bx + min(single_slot_waste(n, G, inst.f, x_) for x_ in range(inst.m + 1))
+        val = chain[("F", lo)][0] + span + chain[("B", lo)][1]
+        best = val if best is None else max(best, val)
+    return best
+
+
 # --------------------------------------------------------------------------- MW1 subset bound
+def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, Fraction, Fraction]]:
+    """``{(kind, stage): (head, tail, duration)}`` of one microbatch's ops when ``K = 1``.
+
+    With one slot per GPU, a stage ``s`` below another stage ``s'`` of the same GPU is
+    recomputed for every microbatch (the hold of a kept ``(j, s)`` would contain that of
+    ``(j, s')``: MW8's lemma), and ``R(j, s)`` starts only after the releasing op (``B``, split
+    ``W``) of every such ``(j, s')`` has ended (their holds are disjoint and ``(j, s')``'s
+    contains a backward op that precedes ``(j, s)``'s). Heads and tails are the longest paths
+    of this precedence graph: the chain of the table above plus ``F(j,s) -> R(j,s) ->`` the
+    backward of ``(j, s)``, and release of ``(j, s') -> R(j, s)``. Valid for every placement.
+    """
+    S, f_ = inst.S, inst.f
+    back = ("I", "W") if inst.split else ("B",)
+    dur = {"F": f_, "R": f_, "B": inst.b, "I": inst.b_I, "W": inst.b_W}
+    release = back[-1]
+    gpu = inst.stage_to_rank
+    preds: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for s_ in range(S):
+        preds[("F", s_)] = [("F", s_ - 1)] if s_ else []
+        first = ("F", S - 1) if s_ == S - 1 else (back[0], s_ + 1)
+        preds[(back[0], s_)] = [first]
+        if inst.split:
+            preds[("W", s_)] = [("I", s_)]
+        above = [t for t in range(s_ + 1, S) if gpu[t] == gpu[s_]]
+        if above:
+            preds[("R", s_)] = [("F", s_)] + [(release, t) for t in above]
+            preds[(back[0], s_)].append(("R", s_))
+    succs: dict[tuple[str, int], list[tuple[str, int]]] = {n: [] for n in preds}
+    for n, ps in preds.items():
+        for q in ps:
+            succs[q].append(n)
+
+    @lru_cache(maxsize=None)
+    def head(n):
+        return max((head(q) + dur[q[0]] for q in preds[n]), default=Fraction(0))
+
+    @lru_cache(maxsize=None)
+    def tail(n):
+        return max((dur[q[0]] + tail(q) for q in succs[n]), default=Fraction(0))
+
+    return {n: (head(n), tail(n), dur[n[0]]) for n in preds}
+
+
 def op_types(inst: Instance, p: int) -> list[tuple[str, int, Fraction, Fraction, Fraction]]:
-    """The op types of GPU ``p``: ``(kind, stage, head, tail, duration)`` (table above)."""
+    """The op types of GPU ``p``: ``(kind, stage, head, tail, duration)`` (table above; with
+    ``K = 1`` the forced recomputations ``R`` too and the longer chains of
+    :func:`single_slot_chain`)."""
+    if inst.K == 1:
+        chain = single_slot_chain(inst)
+        return [(kind, s, *chain[(kind, s)]) for kind, s in chain
+                if inst.stage_to_rank[s] == p]
     S, f_, out = inst.S, inst.f, []
     for s in inst.stages_of(p):
         if inst.split:
@@ -408,6 +489,9 @@ def terms(inst: Instance) -> list[Term]:
     forced_v = vshape_forced_remat_value(inst)
     if forced_v is not None:
         out.append(("mw_vshape_forced_remat", forced_v, False))
+    slot = single_slot_value(inst)
+    if slot is not None:
+        out.append(("mw_single_slot", slot, False))
     if case == "looped":
         out.append(("mw_looped_opt", looped_opt_value(inst), True))
     elif case == "vshape":

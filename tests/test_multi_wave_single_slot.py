@@ -1,0 +1,52 @@
+"""``K = 1`` multi-wave bounds: MW1 with the forced recomputation chains (MW8c) and the
+single-slot per-GPU bound (MW9), docs/theory_multiwave.md."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bounds import lower_bound
+from bounds.multi_wave import gpu_subset_value, single_slot_chain, single_slot_value
+from schedules import Instance
+from schedules.search import solve
+
+
+def test_one_microbatch_chain_waits_for_each_recomputation():
+    # looped P = 2, v = 2: stages 0, 2 on GPU 0, 1, 3 on GPU 1; (0, 0) and (0, 1) are
+    # recomputed after B(0, 2) and B(0, 3): the backward chain waits max(f, (P-1) b) twice
+    inst = Instance(P=2, m=1, v=2, K=1, f=3, b=1)
+    chain = single_slot_chain(inst)
+    assert ("R", 0) in chain and ("R", 1) in chain and ("R", 2) not in chain
+    # F chain 4f = 12, B(0,3) 1, wait max(f, b) = 3 for R(0,1), B(0,1) 1, B(0,0) 1 (R(0,0)
+    # ran during B(0,1))
+    assert chain[("B", 0)][0] + inst.b == 12 + 1 + 3 + 1 + 1
+    assert gpu_subset_value(inst) == 18
+    assert solve(inst, use_theory=False).makespan == 18
+
+
+def test_recomputation_chain_only_at_K1():
+    inst = Instance(P=2, m=1, v=2, K=2, f=3, b=1)
+    assert gpu_subset_value(inst) == gpu_subset_value(inst.with_(K=None)) == 16
+    assert single_slot_value(inst) is None
+
+
+@pytest.mark.parametrize("placement", ["looped", "vshape"])
+def test_mw9_reaches_the_optimum_where_it_binds(placement):
+    # vshape P = 2, m = 5, f = 2, b = 1: OPT 47 (data/optima.jsonl), MW9 = 47 > every other term
+    inst = Instance(P=2, m=5, v=2, K=1, placement=placement, f=2, b=1)
+    assert lower_bound(inst).value == single_slot_value(inst)
+    assert single_slot_value(inst) == {"looped": 44, "vshape": 47}[placement]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(["looped", "vshape"]), st.integers(1, 2),
+       st.sampled_from([1, 2, 3, Fraction(1, 2)]), st.sampled_from([1, 2, 3]))
+def test_k1_multi_wave_bound_is_valid(placement, m, f, b):
+    inst = Instance(P=2, m=m, v=2, K=1, placement=placement, f=f, b=b)
+    res = solve(inst, use_theory=False, time_limit=30)
+    assert res.status == "optimal"
+    assert lower_bound(inst).value <= res.makespan
