@@ -38,7 +38,11 @@ recomputation, every ``c >= 0`` and every placement unless stated):
 * **MW7 memory slots** (finite ``K``, recomputation allowed): see :func:`memory_slots_value`.
 * **MW8 forced recomputation** (fused, ``K < v``): every GPU recomputes at least ``v - K``
   activations of each microbatch: ``T >= (v m + P - 1)(f + b) + m (v - K) f``; vshape with
-  ``K = 1``: ``T >= v P (f + b) + 2 (m - 1) b + m f``.
+  ``K = 1``: ``T >= v P (f + b) + 2 (m - 1) b + m f``. **MW8c** (``K = 1``, any placement,
+  fused or split): MW1 with the forced ``R`` ops and the heads and tails of their longer chains
+  (:func:`single_slot_chain`, used by :func:`op_types`).
+* **MW9 single slot** (fused, ``K = 1``): Theorem 3's hold argument per GPU, only the top
+  stage's pairs keepable (:func:`single_slot_value`).
 """
 
 from __future__ import annotations

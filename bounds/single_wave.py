@@ -24,6 +24,9 @@ Theorems (numbering of docs/theory.md):
   Proven exact for ``P <= 2`` (every ``m, f, b``); exact (= OPT) on every instance of the checked
   range; claimed exact there and wherever the construction reaches it (:func:`single_slot_exact`);
   *not* exact in general (``P = 3, m = 12, f = 5, b = 3``: 144 < OPT = 146).
+  **Split form** (``K = 1``, split backward): the same with ``B = f + b_I + b_W``,
+  ``G = (d-1)(f + b_I)`` and offset ``p (f + b_I)`` (the chain's backward op is ``I``); exact
+  for ``P <= 2`` (Theorem 3b, split) and on its checked range.
 * **S1 split drain**: ``T >= p f + m b + m f + max(0, p b_I - (min(K, m) - 1) b_W)`` for every
   ``p``; **S2 split first input-gradient**: ``T >= P f + (P - 1) b_I + m b``;
   **S3 split memory-time** (any ``K``): the analogue of T2 with round trip ``d(f + b_I) + b_W``.
@@ -35,6 +38,7 @@ import itertools
 from fractions import Fraction
 from functools import lru_cache
 from math import floor
+from typing import Optional
 
 import sympy as sp
 
@@ -171,9 +175,10 @@ def single_slot_gpu_expr(split: bool = False) -> sp.Expr:
 
 
 def single_slot_waste(n, G, f_, x_):
-    """``W_p(x) - n B`` for ``n`` pairs, gap ``G`` (``(d-1)(f + b_c)``): the recompute time plus the idle
-    inside holds when ``x_`` of the ``n`` pairs are kept (Theorem 3). Exact for ints (integer
-    time units, as the constructions use it) and Fractions alike (``//`` is an exact floor).
+    """``W_p(x) - n B`` for ``n`` pairs and gap ``G`` (``(d-1)(f + b_c)``): the recompute time
+    plus the idle inside holds when ``x_`` of the ``n`` pairs are kept (Theorem 3). Exact for
+    ints (integer time units, as the constructions use it) and Fractions alike (``//`` is an
+    exact floor).
     """
     c = G // f_
     r0 = G - c * f_
@@ -182,7 +187,7 @@ def single_slot_waste(n, G, f_, x_):
 
 
 def _single_slot_W(m_: int, d: int, f_: Fraction, b_: Fraction, x_: int,
-                   b_chain: Fraction = None) -> Fraction:
+                   b_chain: Optional[Fraction] = None) -> Fraction:
     """``W_p(x)`` with ``d`` stages from the GPU to the last, ``B = f + b`` (split: ``b`` is
     ``b_I + b_W``) and the chain's backward op ``b_chain`` (``b`` fused, ``b_I`` split)."""
     Bx = f_ + b_
