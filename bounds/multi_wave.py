@@ -129,22 +129,30 @@ def split_last_stage_expr() -> sp.Expr:
     return (v * P - 1) * (f + b_I) + m * (f + b_I) + b_W
 
 
-def memory_slots_gpu_expr(lengths: Iterable, head, tail, work) -> sp.Expr:
+def memory_slots_gpu_expr(lengths: Iterable, head, tail, work, release=None) -> sp.Expr:
     """MW7 for one GPU, given the sorted round-trip lengths ``L_1 <= ... <= L_n`` of its ``n``
-    activations (symbolic or numeric), its min head, min tail and work ``v m (f + b)``:
+    activations (symbolic or numeric), its min head, min tail, work ``v m (f + b)`` and the
+    duration of its releasing op (``b`` fused, the default; ``b_W`` split):
 
-    ``head + tail + min_x max(work + x f, (L_1 + ... + L_{n-x} + x (f + b)) / K)``.
+    ``head + tail + min_x max(work + x f, (L_1 + ... + L_{n-x} + x (f + b) + E) / K)``,
+    ``E = k (k-1)/2 (f + release)``, ``k = min(K, n)`` (the slot edge).
 
     Proof: at most ``K`` activations are live at once, so the live intervals split into ``K``
-    chains of disjoint intervals inside ``[head, T - tail]``; a kept activation of stage ``s`` is
-    live from the start of ``F(j,s)`` to the end of its release (``(S - s)(f + b)`` fused), a
-    recomputed one at least ``f + b`` (its ``R`` then its ``B``) and costs ``f`` more work.
+    chains of disjoint intervals inside ``[head, T - tail]``, whose total length misses at
+    least the slot edge ``E`` (:func:`bounds.single_wave.slot_edge`); a kept activation of stage
+    ``s`` is live from the start of ``F(j,s)`` to the end of its release (``(S - s)(f + b)``
+    fused), a recomputed one at least ``f + b`` (its ``R`` then its ``B``) and costs ``f`` more
+    work.
     """
+    from .single_wave import slot_edge
+
     Ls = list(lengths)
     n = len(Ls)
+    E = slot_edge(sp.Min(K, n), f, b if release is None else release)
     opts = []
     for xx in range(n + 1):
-        opts.append(sp.Max(work + xx * f, (sum(Ls[: n - xx], sp.Integer(0)) + xx * (f + b)) / K))
+        opts.append(sp.Max(work + xx * f,
+                           (sum(Ls[: n - xx], sp.Integer(0)) + xx * (f + b) + E) / K))
     return head + tail + sp.Min(*opts)
 
 
@@ -374,6 +382,8 @@ def memory_slots_value(inst: Instance) -> Optional[Fraction]:
     >>> memory_slots_value(Instance(P=2, m=4, v=2, K=1, f=1, b=2))
     Fraction(31, 1)
     """
+    from .single_wave import slot_edge
+
     if inst.K is None:
         return None
     S, f_, b_ = inst.S, inst.f, inst.b
@@ -394,7 +404,8 @@ def memory_slots_value(inst: Instance) -> Optional[Fraction]:
         prefix = [Fraction(0)]
         for L in Ls:
             prefix.append(prefix[-1] + L)
-        inner = min(max(work + xx * f_, (prefix[n - xx] + xx * (f_ + b_)) / inst.K)
+        edge = slot_edge(min(inst.K, n), f_, inst.b_W if inst.split else b_)
+        inner = min(max(work + xx * f_, (prefix[n - xx] + xx * (f_ + b_) + edge) / inst.K)
                     for xx in range(n + 1))
         val = head + tail + inner
         if best is None or val > best:

@@ -75,36 +75,54 @@ def fill_drain_value(inst: Instance) -> Fraction:
 
 
 # --------------------------------------------------------------------------- T2 memory-time
+def slot_edge(k, f_, b_release):
+    """The slot-time a GPU cannot use at the edges of its window (the *slot-edge lemma*,
+    docs/theory.md section 4): ``k (k - 1) / 2 * (f + b_release)``, with ``k = min(K, n)`` for
+    ``n`` activations. Stores are ``F``/``R`` starts (ops of length ``f``) and releases are ends
+    of ops of length ``b_release`` (``B``, split ``W``): the ``i``-th store of the window starts
+    ``(i-1) f`` after it opens and the ``i``-th last release ends ``(i-1) b_release`` before it
+    closes, so at most ``i`` activations are live in those stretches. Works for numbers and
+    sympy expressions alike (exact: Fractions for numbers)."""
+    half = sp.Rational(1, 2) if isinstance(k, sp.Basic) else Fraction(1, 2)
+    return half * k * (k - 1) * (f_ + b_release)
+
+
 def memory_time_gpu_expr() -> sp.Expr:
-    """T2 for GPU ``p`` (fused, any ``K``): ``p B + min_r max(m B + r f, ((m-r) d + r) B / K)``.
+    """T2 for GPU ``p`` (fused, any ``K``):
+    ``p B + min_r max(m B + r f, (((m-r) d + r) B + E) / K)`` with the slot edge
+    ``E = k(k-1)/2 B``, ``k = min(K, m)``.
 
     The minimum over integer ``r`` in ``[0, m]`` of the max of an increasing and a decreasing
     linear function is reached at ``floor`` or ``ceiling`` of their crossing ``r*``
     (clamped to ``[0, m]``)::
 
-        r* = m B (d - K) / (K f + (d - 1) B)
+        r* = (m B (d - K) + E) / (K f + (d - 1) B)
 
     Proof: in the window of length ``T - p B`` GPU ``p`` runs its work ``m B + r f`` and holds
-    ``K`` slots; a kept activation is live for its whole round trip ``d B``, a recomputed one
-    from ``R`` to ``B``, at least ``B``.
+    ``K`` slots, minus the edges ``E`` (:func:`slot_edge`); a kept activation is live for its
+    whole round trip ``d B``, a recomputed one from ``R`` to ``B``, at least ``B``.
     """
     Bx = f + b
     d = P - p
-    rstar = m * Bx * (d - K) / (K * f + (d - 1) * Bx)
+    k = sp.Min(K, m)
+    E = slot_edge(k, f, b)
+    rstar = (m * Bx * (d - K) + E) / (K * f + (d - 1) * Bx)
     lo = sp.Max(0, sp.Min(m, sp.floor(rstar)))
     hi = sp.Max(0, sp.Min(m, sp.ceiling(rstar)))
 
     def val(r):
-        return sp.Max(m * Bx + r * f, ((m - r) * d + r) * Bx / K)
+        return sp.Max(m * Bx + r * f, (((m - r) * d + r) * Bx + E) / K)
 
     return p * Bx + sp.Min(val(lo), val(hi))
 
 
 def _memory_time_min(m_: int, d: int, K_: int, f_: Fraction, work_B: Fraction,
-                     hold_kept: Fraction, hold_remat: Fraction) -> Fraction:
-    """``min_r max(m work_B + r f, ((m - r) hold_kept + r hold_remat) / K)`` over integer r."""
+                     hold_kept: Fraction, hold_remat: Fraction,
+                     edge: Fraction = Fraction(0)) -> Fraction:
+    """``min_r max(m work_B + r f, ((m - r) hold_kept + r hold_remat + edge) / K)`` over
+    integer r."""
     denom = K_ * f_ + hold_kept - hold_remat
-    num = m_ * (hold_kept - K_ * work_B)
+    num = m_ * (hold_kept - K_ * work_B) + edge
     if num <= 0:
         cands = [0]
     else:
@@ -112,7 +130,7 @@ def _memory_time_min(m_: int, d: int, K_: int, f_: Fraction, work_B: Fraction,
         cands = sorted({max(0, min(m_, floor(rs))), max(0, min(m_, -floor(-rs)))})
 
     def val(r):
-        return max(m_ * work_B + r * f_, ((m_ - r) * hold_kept + r * hold_remat) / K_)
+        return max(m_ * work_B + r * f_, ((m_ - r) * hold_kept + r * hold_remat + edge) / K_)
 
     return min(val(r) for r in cands)
 
@@ -121,7 +139,8 @@ def memory_time_gpu_value(inst: Instance, gpu: int) -> Fraction:
     """T2 for one GPU, exactly (fused)."""
     Bx = inst.f + inst.b
     d = inst.P - gpu
-    return gpu * Bx + _memory_time_min(inst.m, d, inst.K, inst.f, Bx, d * Bx, Bx)
+    edge = slot_edge(min(inst.K, inst.m), inst.f, inst.b)
+    return gpu * Bx + _memory_time_min(inst.m, d, inst.K, inst.f, Bx, d * Bx, Bx, edge)
 
 
 def memory_time_value(inst: Instance) -> Fraction:
@@ -265,30 +284,34 @@ def split_first_input_value(inst: Instance) -> Fraction:
 
 
 def split_memory_time_gpu_expr() -> sp.Expr:
-    """S3 for GPU ``p`` (split, any ``K``): ``p f + min_r max(m B + r f, ((m-r) H + r B)/K)``
-    with ``H = d (f + b_I) + b_W`` the least live time of a kept activation (``F`` to ``W``)
-    and ``B = f + b_I + b_W`` that of a recomputed one (``R`` to ``W``). The window is
+    """S3 for GPU ``p`` (split, any ``K``): ``p f + min_r max(m B + r f, ((m-r) H + r B + E)/K)``
+    with ``H = d (f + b_I) + b_W`` the least live time of a kept activation (``F`` to ``W``),
+    ``B = f + b_I + b_W`` that of a recomputed one (``R`` to ``W``) and the slot edge
+    ``E = k(k-1)/2 (f + b_W)``, ``k = min(K, m)`` (releases are ``W`` ops). The window is
     ``[p f, T]`` (a ``W`` needs no drain)."""
     Bx = f + b_I + b_W
     d = P - p
     H = d * (f + b_I) + b_W
-    rstar = m * (H - K * Bx) / (K * f + H - Bx)
+    k = sp.Min(K, m)
+    E = slot_edge(k, f, b_W)
+    rstar = (m * (H - K * Bx) + E) / (K * f + H - Bx)
     lo = sp.Max(0, sp.Min(m, sp.floor(rstar)))
     hi = sp.Max(0, sp.Min(m, sp.ceiling(rstar)))
 
     def val(r):
-        return sp.Max(m * Bx + r * f, ((m - r) * H + r * Bx) / K)
+        return sp.Max(m * Bx + r * f, ((m - r) * H + r * Bx + E) / K)
 
     return p * f + sp.Min(val(lo), val(hi))
 
 
 def split_memory_time_value(inst: Instance) -> Fraction:
     Bx = inst.f + inst.b
+    edge = slot_edge(min(inst.K, inst.m), inst.f, inst.b_W)
     out = Fraction(0)
     for q in range(inst.P):
         d = inst.P - q
         H = d * (inst.f + inst.b_I) + inst.b_W
-        out = max(out, q * inst.f + _memory_time_min(inst.m, d, inst.K, inst.f, Bx, H, Bx))
+        out = max(out, q * inst.f + _memory_time_min(inst.m, d, inst.K, inst.f, Bx, H, Bx, edge))
     return out
 
 
@@ -406,7 +429,8 @@ def terms(inst: Instance) -> list[Term]:
 
 
 __all__ = [
-    "fill_drain_expr", "fill_drain_value", "memory_time_gpu_expr", "memory_time_gpu_value",
+    "fill_drain_expr", "fill_drain_value", "slot_edge", "memory_time_gpu_expr",
+    "memory_time_gpu_value",
     "memory_time_value", "single_slot_W_expr", "single_slot_gpu_expr", "single_slot_choice",
     "single_slot_gpu_value", "single_slot_value", "split_drain_gpu_expr", "split_drain_value",
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",

@@ -22,3 +22,23 @@ def substitutions(inst) -> dict:
         subs[b_I] = sp.Rational(inst.b_I.numerator, inst.b_I.denominator)
         subs[b_W] = sp.Rational(inst.b_W.numerator, inst.b_W.denominator)
     return subs
+
+
+def exact_lambdify(expr, args):
+    """``expr`` as a Python function evaluated in exact arithmetic: pass Fractions (or ints) and
+    get a Fraction. sympy's lambdify with ``floor``/``ceiling``/``Min``/``Max`` mapped to
+    Python's and rational constants printed as ``Fraction(p, q)`` (the default printer writes
+    ``1/2``, which Python evaluates to a float)."""
+    import math
+    from fractions import Fraction
+
+    from sympy.printing.pycode import PythonCodePrinter
+
+    class _FractionPrinter(PythonCodePrinter):
+        def _print_Rational(self, e):
+            return f"Fraction({e.p}, {e.q})"
+
+        _print_Half = _print_Rational
+
+    return sp.lambdify(args, expr, printer=_FractionPrinter, modules=[
+        {"floor": math.floor, "ceiling": math.ceil, "Fraction": Fraction, "math": math}, "math"])

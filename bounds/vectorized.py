@@ -27,16 +27,18 @@ def _arrays(*xs):
     return [np.ascontiguousarray(a).ravel() for a in arrs], arrs[0].shape
 
 
-def _memory_time_min(m, K, f, work, hold_kept, hold_remat):
-    """min over integer r in [0, m] of max(m work + r f, ((m - r) hold_kept + r hold_remat)/K)
-    (T2/S3 of bounds.single_wave; the crossing ``r*`` is clamped to ``[0, m]``)."""
-    num = m * (hold_kept - K * work)
+def _memory_time_min(m, K, f, work, hold_kept, hold_remat, edge):
+    """min over integer r in [0, m] of
+    max(m work + r f, ((m - r) hold_kept + r hold_remat + edge)/K)
+    (T2/S3 of bounds.single_wave, ``edge`` the slot edge; the crossing ``r*`` is clamped to
+    ``[0, m]``)."""
+    num = m * (hold_kept - K * work) + edge
     den = K * f + hold_kept - hold_remat
     rs = np.maximum(num, 0.0) / den
     best = None
     for r in (np.floor(rs), np.ceil(rs)):
         np.minimum(r, m, out=r)
-        val = np.maximum(m * work + r * f, ((m - r) * hold_kept + r * hold_remat) / K)
+        val = np.maximum(m * work + r * f, ((m - r) * hold_kept + r * hold_remat + edge) / K)
         best = val if best is None else np.minimum(best, val, out=best)
     return best
 
@@ -95,7 +97,9 @@ def lower_bound_fused(P, m, K, f, b):
     def t2(q, sel):
         d = P[sel] - q
         Bs = Bx[sel]
-        return q * Bs + _memory_time_min(m[sel], K[sel], f[sel], Bs, d * Bs, Bs)
+        k = np.minimum(K[sel], m[sel])
+        return q * Bs + _memory_time_min(m[sel], K[sel], f[sel], Bs, d * Bs, Bs,
+                                         k * (k - 1) / 2 * Bs)
 
     def t3(q, sel):
         Bs = Bx[sel]
@@ -124,7 +128,9 @@ def lower_bound_split(P, m, K, f, b_I, b_W):
         d = P[sel] - q
         fs, Bs = f[sel], Bx[sel]
         H = d * (fs + b_I[sel]) + b_W[sel]
-        return q * fs + _memory_time_min(m[sel], K[sel], fs, Bs, H, Bs)
+        k = np.minimum(K[sel], m[sel])
+        return q * fs + _memory_time_min(m[sel], K[sel], fs, Bs, H, Bs,
+                                         k * (k - 1) / 2 * (fs + b_W[sel]))
 
     def t3(q, sel):
         chain = f[sel] + b_I[sel]

@@ -159,32 +159,80 @@ def reductions_to_fill_drain(ctx: Context) -> CheckResult:
 
     k = sp.Symbol("k", integer=True, nonnegative=True)
     n = sp.Symbol("n", integer=True, nonnegative=True)
+    s_ = sp.Symbol("s", integer=True, nonnegative=True)
     ok = True
-    e2 = resolve_minmax(memory_time_gpu_expr().subs(p, P - 1).subs(K, 1 + k))
-    ok &= sp.simplify(e2 - fill_drain_expr()) == 0
+    # T2 at p = P-1, both sides of the slot edge's min(K, m): K <= m (m = K + s) and K > m
+    e2 = memory_time_gpu_expr().subs(p, P - 1)
+    e2a = resolve_minmax(e2.subs(m, K + s_).subs(K, 1 + k))
+    ok &= sp.simplify(e2a - fill_drain_expr().subs(m, 1 + k + s_)) == 0
+    e2b = resolve_minmax(e2.subs(K, m + 1 + k))
+    ok &= sp.simplify(e2b - fill_drain_expr()) == 0
     for s in (0, 1):  # m even / odd resolves floor(m/2)
         e3 = sp.simplify(single_slot_gpu_expr().subs(p, P - 1).subs(m, 2 * n + s))
         ok &= sp.simplify(resolve_minmax(e3) - fill_drain_expr().subs(m, 2 * n + s)) == 0
-    return CheckResult(3, bool(ok), None, "T2|p=P-1 and T3|p=P-1 (m = 2n, 2n+1) equal T1")
+    return CheckResult(4, bool(ok), None,
+                       "T2|p=P-1 (K <= m, K > m) and T3|p=P-1 (m = 2n, 2n+1) equal T1")
 
 
-@check("T2 memory-time (non-increasing in K; = work when K >= d)", kind="symbolic",
+def nonnegative_on_naturals(expr: sp.Expr, naturals, depth: int = 3) -> bool:
+    """Prove ``expr >= 0`` for all integers ``>= 0`` in ``naturals`` (the other symbols
+    positive): its numerator and denominator, expanded, have no negative coefficient, or else
+    the same holds in both cases ``v = 0`` and ``v = v' + 1`` of some variable ``v`` (up to
+    ``depth`` splits). ``k^2 - k``, non-negative on integers only, needs one split."""
+    num, den = sp.fraction(sp.factor(sp.together(expr)))
+
+    def no_negative(e):
+        poly = sp.Poly(sp.expand(e), *sorted(e.free_symbols, key=str)) if e.free_symbols else None
+        return e >= 0 if poly is None else all(c >= 0 for c in poly.coeffs())
+
+    if no_negative(num) and no_negative(den):
+        return True
+    if depth == 0:
+        return False
+    for v in naturals:
+        if v in expr.free_symbols and all(
+                nonnegative_on_naturals(expr.subs(v, sub), naturals, depth - 1)
+                for sub in (0, v + 1)):
+            return True
+    return False
+
+
+@check("T2 memory-time (non-increasing in K; <= T1 when K >= d)", kind="symbolic",
        range="all P, m, K >= 1, 0 <= r <= m, f, b > 0")
 def memory_time_monotone(ctx: Context) -> CheckResult:
+    """T2's memory term with the slot edge, ``M(K) = (X + E(K)) / K`` with
+    ``X = ((m-r) d + r) B`` and ``E = k(k-1)/2 B``, ``k = min(K, m)``. For ``K > m`` the edge is
+    constant and ``M`` falls with ``K``. For ``K <= m``, ``-K^2 M'(K) = X - K^2 B / 2``, and
+    wherever ``M`` binds (``M >= m B``, the least work) ``X >= K m B - K(K-1) B/2``, so
+    ``-K^2 M' >= K B (m - K) + K B / 2 >= 0``: ``max(work, M)`` never rises with ``K`` (a
+    continuous function cannot climb above a level where its slope is ``<= 0``), nor does
+    the minimum over ``r``. And with ``K >= d`` T2's GPU term is at most T1."""
     from bounds.symbols import K, b, f, m
 
-    r, s = sp.symbols("r s", integer=True, nonnegative=True)
-    d = sp.Symbol("d", integer=True, positive=True)
+    r, s, k, e = sp.symbols("r s k e", integer=True, nonnegative=True)
+    d = 1 + e  # d >= 1
+    nat = (r, s, k, e)
     B = f + b
-    mem = ((m - r) * d + r) * B / K
+    X = ((m - r) * d + r) * B
     ok = True
-    # d/dK of the memory term is <= 0 (for every 0 <= r <= m: m = r + s), so each max(.) and
-    # their min fall with K
-    ok &= sp.factor(sp.simplify(-sp.diff(mem, K)).subs(m, r + s)).is_nonnegative is True
-    # with K >= d: the memory term at r = 0 is <= work m B
-    k = sp.Symbol("k", integer=True, nonnegative=True)
-    ok &= sp.factor(sp.simplify(m * B - mem.subs(r, 0).subs(K, d + k))).is_nonnegative is True
-    return CheckResult(2, bool(ok), None, "dT2/dK <= 0 termwise; K >= d gives r* = 0, T2 = work")
+    # K > m: the edge m(m-1)/2 B is constant, d/dK <= 0 (m = r + s)
+    mem_hi = (X + m * (m - 1) / 2 * B) / K
+    ok &= nonnegative_on_naturals(-sp.diff(mem_hi, K).subs(m, r + s), nat)
+    # K <= m: the identity -K^2 M' = X - K^2 B/2 ...
+    mem_lo = (X + K * (K - 1) / 2 * B) / K
+    ok &= sp.simplify(-K**2 * sp.diff(mem_lo, K) - (X - K**2 * B / 2)) == 0
+    # ... and where M binds, X >= K m B - K(K-1)B/2, which is >= K^2 B/2 when m = K + s
+    ok &= nonnegative_on_naturals((K * m * B - K * (K - 1) * B / 2 - K**2 * B / 2)
+                                  .subs(m, K + s), nat)
+    # K >= d: T2's term on GPU p (offset (P-d) B) is at most T1 = (m + P - 1) B, i.e.
+    # (m d + E)/K <= m + d - 1 in units of B; K <= m (K = d + k, m = K + s) and K > m >= 1
+    lo_case = (m + d - 1) * K - (m * d + K * (K - 1) / 2)
+    ok &= nonnegative_on_naturals(lo_case.subs(m, K + s).subs(K, d + k), nat)
+    hi_case = (m + d - 1) * K - (m * d + m * (m - 1) / 2)
+    ok &= nonnegative_on_naturals(hi_case.subs(K, m + 1 + k).subs(m, 1 + s), nat)
+    return CheckResult(5, bool(ok), None,
+                       "T2 (with the slot edge) non-increasing in K where it binds; "
+                       "K >= d gives T2's GPU term <= T1")
 
 
 @check("T3 single slot (piecewise-linear W_p; minimiser at the breakpoints)", kind="symbolic",
@@ -238,11 +286,11 @@ def split_reductions(ctx: Context) -> CheckResult:
 
 
 def exact_function(expr: sp.Expr, args):
-    """``expr`` as a Python function evaluated in exact Fraction arithmetic (sympy's lambdify
-    with ``floor``/``ceiling``/``Min``/``Max`` mapped to Python's; pass Fractions)."""
-    import math
+    """``expr`` as a Python function evaluated in exact Fraction arithmetic
+    (:func:`bounds.symbols.exact_lambdify`; pass Fractions)."""
+    from bounds.symbols import exact_lambdify
 
-    return sp.lambdify(args, expr, modules=[{"floor": math.floor, "ceiling": math.ceil}, "math"])
+    return exact_lambdify(expr, args)
 
 
 @check("T1-T3 (T3 fused and split), S1-S3 (sympy expression = exact evaluation)", kind="symbolic",

@@ -9,24 +9,21 @@ project's solver), so these tests do not depend on the search package.
 from __future__ import annotations
 
 import itertools
-import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
-import sympy as sp
 from hypothesis import given, strategies as st
 
 from bounds import lower_bound
 from bounds import single_wave as sw
-from bounds.symbols import K, P, b, b_I, b_W, f, m, substitutions
+from bounds.symbols import K, P, b, b_I, b_W, exact_lambdify, f, m, substitutions
 from bounds.vectorized import lower_bound_fused, lower_bound_split
 from schedules import Instance, Schedule, simulate
 from schedules.constructions import optimal_schedule
 
 
-def exact_fn(expr, args):
-    return sp.lambdify(args, expr, modules=[{"floor": math.floor, "ceiling": math.ceil}, "math"])
+exact_fn = exact_lambdify
 
 
 _FUSED = (P, m, K, f, b, sw.p)
