@@ -689,10 +689,32 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
 
     if inst.v != 1 or inst.split or inst.K != 1:
         return None
-    target = single_slot_value(inst)
+    if inst in _REACHED:  # found before (by any budget): it is optimal, no need to search
+        return _REACHED[inst]
+    sched = _single_slot_schedule(inst, budget, nodes, quick, single_slot_value(inst),
+                                  single_group_exact(inst))
+    if sched is not None:
+        if len(_REACHED) >= _REACHED_MAX:
+            del _REACHED[next(iter(_REACHED))]
+        _REACHED[inst] = sched
+    return sched
+
+
+_REACHED: dict[Instance, Schedule] = {}
+"""Schedules :func:`single_slot_schedule` returned (each reaches T3, so it is optimal and stays
+the answer for its instance whatever budget a later call has): ``lower_bound``'s quick
+certificate and the solver's known schedules then build it once."""
+
+_REACHED_MAX = 4096
+
+
+def _single_slot_schedule(inst: Instance, budget: Optional[int], nodes: Optional[int],
+                          quick: bool, target: Fraction, small_m: bool) -> Optional[Schedule]:
+    """The work of :func:`single_slot_schedule` (``target`` = T3; ``small_m``: Theorem 3c
+    applies)."""
     P, m = inst.P, inst.m
     explicit = (one_f_one_b if P == 1 else
-                single_group_schedule if single_group_exact(inst) else
+                single_group_schedule if small_m else
                 two_gpu_schedule if P == 2 and not inst.c else None)
     if explicit is not None:
         sched = _reaching(explicit(inst), target)
@@ -767,8 +789,10 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     * fused backward, ``m <= 2 + b/f``, any ``K``: :func:`single_group_schedule` (reaches
       Theorem 1 with one activation per GPU, Theorem 3c);
     * fused backward, ``K = 1``: :func:`single_slot_schedule` (reaches Theorem 3, or None);
-    * anything else (split backward, ``1 < K < min(m, P)``, ``c > 0``): None, except ``m = 1``
-      where the single microbatch's chain is optimal for every ``K >= 1``.
+    * split backward, ``K = 1``, ``P = 2``: :func:`two_gpu_schedule` (reaches T3's split form,
+      Theorem 3b);
+    * anything else (other split backward, ``1 < K < min(m, P)``, ``c > 0``): None, except
+      ``m = 1`` where the single microbatch's chain is optimal for every ``K >= 1``.
     """
     if inst.v != 1 or inst.c:
         return None
@@ -778,7 +802,7 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
                        for p in range(inst.P))
         return Schedule(inst, orders, source="single microbatch chain")
     if inst.split:
-        return None
+        return two_gpu_schedule(inst) if inst.K == 1 and inst.P == 2 else None
     if inst.K is None or inst.K >= min(inst.m, inst.P):
         return one_f_one_b(inst)
     from bounds.single_wave import single_group_exact
