@@ -329,6 +329,14 @@ def single_group_exact(inst: Instance) -> bool:
     return not inst.split and inst.v == 1 and not inst.c and (inst.m - 2) * inst.f <= inst.b
 
 
+def single_group_split_exact(inst: Instance) -> bool:
+    """Theorem 3c, split form: split backward, ``v = 1``, ``K = 1``, ``m <= 2 + b_I/f``: T3's
+    split form is the optimum, ``(P-1)(f + b_I) + m (f + b_I + b_W)``, reached by the
+    single-group schedule (docs/theory.md, section 6)."""
+    return (inst.split and inst.v == 1 and inst.K == 1 and not inst.c
+            and (inst.m - 2) * inst.f <= inst.b_I)
+
+
 SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
 """The range over which T3 = OPT was confirmed by exact search independent of the bound
 (docs/theory.md, section 5; the fused ``K = 1`` rows of data/optima.jsonl): every ratio
@@ -386,7 +394,8 @@ def single_slot_certified(inst: Instance) -> bool:
 
 def single_slot_exact(inst: Instance) -> bool:
     """T3 (fused or split form) is proven equal to the optimum of ``inst``: for ``P <= 2`` at
-    every size (Theorem 3b, docs/theory.md: the explicit two-GPU schedule reaches it), inside
+    every size (Theorem 3b, docs/theory.md: the explicit two-GPU schedule reaches it), split
+    with ``m <= 2 + b_I/f`` (Theorem 3c, split form; fused, Theorem 3c makes T1 exact), inside
     the exhaustively checked range (:func:`single_slot_checked`), or, fused, by a certificate
     schedule (:func:`single_slot_certified`). T3 is *not* exact in general (``P = 3, m = 12,
     f = 5, b = 3``: T3 = 144 < OPT = 146).
@@ -396,7 +405,8 @@ def single_slot_exact(inst: Instance) -> bool:
     """
     if inst.K != 1 or inst.c or inst.v != 1:
         return False
-    return inst.P <= 2 or single_slot_checked(inst) or single_slot_certified(inst)
+    return (inst.P <= 2 or single_group_split_exact(inst) or single_slot_checked(inst)
+            or single_slot_certified(inst))
 
 
 # --------------------------------------------------------------------------- the hook
@@ -436,6 +446,7 @@ __all__ = [
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
     "split_memory_time_value", "nonbinding_memory", "single_slot_checked",
     "single_slot_certified", "single_slot_exact", "single_slot_waste", "single_group_exact",
+    "single_group_split_exact",
     "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED", "CERTIFICATE_MAX_SIZE",
     "CERTIFICATE_NODES", "terms", "p", "x",
 ]

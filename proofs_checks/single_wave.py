@@ -421,8 +421,8 @@ def one_f_one_b_reaches_fill_drain(ctx: Context) -> CheckResult:
                        "makespan (m+P-1)(f+b), GPU p peaks at min(P-p, m)")
 
 
-@check("T3b/T3c: explicit K = 1 schedules reach the bound (P = 2, fused and split; "
-       "m <= 2 + b/f)",
+@check("T3b/T3c: explicit K = 1 schedules reach the bound (P = 2; m <= 2 + b/f; fused and "
+       "split)",
        kind="exhaustive",
        range={"quick": "P = 2, m <= 24; and P <= 8, m <= 2 + b/f; f, b in {1..5, 1/2, 3/2}",
               "full": "P = 2, m <= 64; and P <= 16, m <= 2 + b/f; f, b in {1..7, 1/2, 3/2}"})
@@ -458,9 +458,20 @@ def explicit_k1_constructions(ctx: Context) -> CheckResult:
                         and res.makespan == fill_drain_value(inst) == single_slot_value(inst)
                         and lower_bound(inst).exact):
                     fails.append(("3c", inst.to_dict()))
+                # split form (b_I = b, b_W in {f, b}): makespan (P-1)(f + b_I) + m B = T3
+                for bw in (f_, b_):
+                    si = Instance(P=P_, m=m_, K=1, f=f_, b_I=b_, b_W=bw)
+                    res = simulate(single_group_schedule(si))
+                    n += 1
+                    want = (P_ - 1) * (f_ + b_) + m_ * (f_ + b_ + bw)
+                    if not (res.valid and max(res.peak_memory) == 1
+                            and res.makespan == want == single_slot_value(si)
+                            and lower_bound(si).exact):
+                        fails.append(("3c split", si.to_dict()))
     return CheckResult(n, not fails, Fraction(1) if not fails else None,
                        f"first failure {fails[0]}" if fails else
-                       "3b (fused and split): makespan W_0(x) = T3; 3c: makespan (m+P-1)(f+b) = T3")
+                       "3b: makespan W_0(x) = T3; 3c: makespan (m+P-1)(f+b) = T3, split "
+                       "(P-1)(f+b_I) + m B = T3")
 
 
 @check("T3 exact at K = 1 (LB = OPT; construction = OPT)", kind="exhaustive",

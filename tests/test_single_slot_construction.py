@@ -9,7 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bounds.single_wave import _single_slot_W, single_slot_value
@@ -136,3 +136,13 @@ def test_single_group_reaches_fill_drain_when_m_is_small(P, m, f, b):
     res = simulate(single_group_schedule(inst))
     assert res.valid and max(res.peak_memory) <= 1
     assert res.makespan == (m + P - 1) * (f + b) == single_slot_value(inst)
+
+
+@settings(max_examples=60)
+@given(st.integers(1, 9), st.integers(1, 8), durations, durations, durations)
+def test_single_group_reaches_split_t3_when_m_is_small(P, m, f, b_I, b_W):
+    # Theorem 3c, split form: m <= 2 + b_I/f gives T3 (split) = (P-1)(f + b_I) + m B = OPT
+    inst = Instance(P=P, m=m, K=1, f=f, b_I=b_I, b_W=b_W)
+    assume((m - 2) * inst.f <= inst.b_I)
+    reaches_t3(single_group_schedule(inst), inst)
+    assert single_slot_value(inst) == (P - 1) * (inst.f + inst.b_I) + m * (inst.f + inst.b)

@@ -279,21 +279,30 @@ def single_group_schedule(inst: Instance) -> Schedule:
     ``f + b = B``. The makespan is ``E(m-1, 0) = (m + P - 1) B``; GPU ``p < P-1`` holds ``0``
     until ``B(0)`` and then each recomputed pair from ``R`` to ``B``: one activation. ∎
 
+    Split backward (every ``B`` is ``I W``): when ``m <= 2 + b_I/f`` its makespan is
+    ``(P-1)(f + b_I) + m (f + b_I + b_W)``, T3's split form on GPU ``P-1``, so T3 (split) is
+    exact there (docs/theory.md section 6; the same induction with ``E(j, p) = P f +
+    (P-p) b_I + j B``, ``B = f + b_I + b_W``, the ``W`` ops following their ``I`` at once).
+
     >>> from bounds.single_wave import single_slot_value
     >>> inst = Instance(P=5, m=4, K=1, f=1, b=2)
     >>> simulate(single_group_schedule(inst)).makespan, single_slot_value(inst)
     (Fraction(24, 1), Fraction(24, 1))
+    >>> inst = Instance(P=5, m=4, K=1, f=1, b_I=2, b_W=3)
+    >>> simulate(single_group_schedule(inst)).makespan, single_slot_value(inst)
+    (Fraction(36, 1), Fraction(36, 1))
     """
-    if inst.v != 1 or inst.split:
-        raise ValueError("single_group_schedule builds v = 1 fused-backward schedules")
+    if inst.v != 1:
+        raise ValueError("single_group_schedule builds v = 1 schedules")
     P, m = inst.P, inst.m
+    back = ("I", "W") if inst.split else ("B",)
     orders = []
     for p in range(P - 1):
-        ops = [Op(p, "F", j) for j in range(m)] + [Op(p, "B", 0)]
+        ops = [Op(p, "F", j) for j in range(m)] + [Op(p, k, 0) for k in back]
         for j in range(1, m):
-            ops += [Op(p, "R", j), Op(p, "B", j)]
+            ops += [Op(p, "R", j)] + [Op(p, k, j) for k in back]
         orders.append(tuple(ops))
-    orders.append(tuple(Op(P - 1, k, j) for j in range(m) for k in ("F", "B")))
+    orders.append(tuple(Op(P - 1, k, j) for j in range(m) for k in ("F",) + back))
     return Schedule(inst, tuple(orders), source="K=1 single group (constructions.single_wave)")
 
 
@@ -789,8 +798,8 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     * fused backward, ``m <= 2 + b/f``, any ``K``: :func:`single_group_schedule` (reaches
       Theorem 1 with one activation per GPU, Theorem 3c);
     * fused backward, ``K = 1``: :func:`single_slot_schedule` (reaches Theorem 3, or None);
-    * split backward, ``K = 1``, ``P = 2``: :func:`two_gpu_schedule` (reaches T3's split form,
-      Theorem 3b);
+    * split backward, ``K = 1``: for ``P = 2`` :func:`two_gpu_schedule`, for ``m <= 2 + b_I/f``
+      :func:`single_group_schedule` (both reach T3's split form: Theorems 3b and 3c, split);
     * anything else (other split backward, ``1 < K < min(m, P)``, ``c > 0``): None, except
       ``m = 1`` where the single microbatch's chain is optimal for every ``K >= 1``.
     """
@@ -802,7 +811,12 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
                        for p in range(inst.P))
         return Schedule(inst, orders, source="single microbatch chain")
     if inst.split:
-        return two_gpu_schedule(inst) if inst.K == 1 and inst.P == 2 else None
+        if inst.K != 1:
+            return None
+        from bounds.single_wave import single_group_split_exact
+
+        return (two_gpu_schedule(inst) if inst.P == 2 else
+                single_group_schedule(inst) if single_group_split_exact(inst) else None)
     if inst.K is None or inst.K >= min(inst.m, inst.P):
         return one_f_one_b(inst)
     from bounds.single_wave import single_group_exact
