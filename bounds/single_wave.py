@@ -409,6 +409,23 @@ def single_slot_exact(inst: Instance) -> bool:
             or single_slot_certified(inst))
 
 
+@lru_cache(maxsize=4096)
+def split_nonbinding_certified(inst: Instance) -> bool:
+    """Split backward, ``v = 1``, memory not binding (``K`` None or ``>= m``), no delay: the
+    greedy list schedule (``I`` first, then ``F``, then ``W``, oldest microbatch first;
+    :func:`schedules.generators.list_scheduler.list_schedule`) is valid and its makespan equals
+    ``max(S1, S2)``, so that bound is the optimum of ``inst`` (a certificate; docs/theory.md
+    section 6). ``O(P m log(P m))``."""
+    if not inst.split or inst.v != 1 or inst.c or (inst.K is not None and inst.K < inst.m):
+        return False
+    from schedules.generators.list_scheduler import list_schedule
+    from schedules.simulate import simulate
+
+    res = simulate(list_schedule(inst, split=True))
+    return res.valid and res.makespan == max(split_drain_value(inst),
+                                             split_first_input_value(inst))
+
+
 # --------------------------------------------------------------------------- the hook
 def terms(inst: Instance) -> list[Term]:
     """The single-wave terms for ``inst`` (``v = 1``): ``(name, exact value, exact?)``.
@@ -429,8 +446,10 @@ def terms(inst: Instance) -> list[Term]:
         if inst.K == 1:
             out.append(("single_slot", single_slot_value(inst), single_slot_exact(inst)))
     else:
-        out.append(("split_drain", split_drain_value(inst), False))
-        out.append(("split_first_input", split_first_input_value(inst), False))
+        s1, s2 = split_drain_value(inst), split_first_input_value(inst)
+        cert = split_nonbinding_certified(inst)
+        out.append(("split_drain", s1, cert and s1 >= s2))
+        out.append(("split_first_input", s2, cert and s2 > s1))
         if inst.K is not None and inst.K < inst.m:
             out.append(("split_memory_time", split_memory_time_value(inst), False))
         if inst.K == 1:
@@ -446,7 +465,7 @@ __all__ = [
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
     "split_memory_time_value", "nonbinding_memory", "single_slot_checked",
     "single_slot_certified", "single_slot_exact", "single_slot_waste", "single_group_exact",
-    "single_group_split_exact",
+    "single_group_split_exact", "split_nonbinding_certified",
     "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED", "CERTIFICATE_MAX_SIZE",
     "CERTIFICATE_NODES", "terms", "p", "x",
 ]

@@ -1,4 +1,5 @@
-"""The table of optima (data/optima.jsonl) as evidence for the checks.
+"""The table of optima (data/optima.jsonl) as evidence for the checks, and the check that
+every bound holds on every row of it (:func:`table_rows`).
 
 Only rows proven optimal *independently of the theory* count (``"status": "optimal"`` and
 ``"independent": true``: the engine ran with ``use_theory=False``, so no bound of :mod:`bounds`
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from schedules import Instance
+
+from .registry import CheckResult, Context, check
 
 OPTIMA = Path(__file__).resolve().parent.parent / "data" / "optima.jsonl"
 
@@ -31,4 +34,47 @@ def optima_rows(pred: Callable[[Instance], bool]) -> list[tuple[Instance, Fracti
         inst = Instance.from_dict(row)
         if pred(inst):
             out.append((inst, Fraction(str(row["opt"]))))
+    return out
+
+
+@check("Every bound on every table row (LB <= OPT; exact flags hold)", kind="exhaustive",
+       range="every independent row of data/optima.jsonl (single and multi wave, fused and "
+             "split, every K)")
+def table_rows(ctx: Context) -> CheckResult:
+    """No solving: every row of data/optima.jsonl proven optimal without the theory must have
+    ``lower_bound <= OPT``, and ``OPT == lower_bound`` wherever ``lower_bound`` claims exactness
+    (by theorem, checked range or certificate); every row not closed must have
+    ``lower_bound <=`` its incumbent. Reports how many rows are flagged exact and are exact."""
+    from bounds import lower_bound
+
+    fails, n, flagged, tight, worst = [], 0, 0, 0, Fraction(1)
+    for inst, opt, status in table_rows_all():
+        lb = lower_bound(inst)
+        n += 1
+        if lb.value > opt:
+            fails.append(f"LB {lb.value} > {'OPT' if status == 'optimal' else 'incumbent'} "
+                         f"{opt}: {inst.to_dict()}")
+        if status != "optimal":
+            continue
+        worst = max(worst, opt / lb.value)
+        tight += lb.value == opt
+        flagged += lb.exact
+        if lb.exact and lb.value != opt:
+            fails.append(f"claimed exact but LB {lb.value} != OPT {opt}: {inst.to_dict()}")
+    detail = (fails[0] if fails else
+              f"{n} rows; LB = OPT on {tight} of the closed ones, {flagged} flagged exact "
+              f"(all hold)")
+    return CheckResult(n, bool(n) and not fails, worst, detail)
+
+
+def table_rows_all() -> list[tuple[Instance, Fraction, str]]:
+    """``(instance, opt or incumbent, status)`` for every independent row with a makespan."""
+    out = []
+    if not OPTIMA.exists():
+        return out
+    for line in OPTIMA.read_text().splitlines():
+        row = json.loads(line)
+        if row.get("independent") is not True or row.get("opt") is None:
+            continue
+        out.append((Instance.from_dict(row), Fraction(str(row["opt"])), row["status"]))
     return out

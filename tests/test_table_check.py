@@ -1,0 +1,35 @@
+"""The table check of proofs_checks (every bound on every row of data/optima.jsonl) holds, and
+fails when a bound is wrong: it is a check that can fail."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import bounds
+from proofs_checks.registry import Context
+from proofs_checks.table import table_rows, table_rows_all
+
+
+def test_every_row_respects_the_bounds():
+    res = table_rows(Context(mode="quick"))
+    assert res.ok, res.detail
+    assert res.instances == len(table_rows_all()) > 3000
+
+
+def test_a_bound_one_unit_too_high_is_caught(monkeypatch):
+    true_lb = bounds.lower_bound
+    def too_high(inst):
+        lb = true_lb(inst)
+        return dataclasses.replace(lb, value=lb.value + 1)
+
+    monkeypatch.setattr(bounds, "lower_bound", too_high)
+    res = table_rows(Context(mode="quick"))
+    assert not res.ok and "> OPT" in res.detail
+
+
+def test_a_wrong_exact_flag_is_caught(monkeypatch):
+    true_lb = bounds.lower_bound
+    monkeypatch.setattr(bounds, "lower_bound",
+                        lambda inst: dataclasses.replace(true_lb(inst), exact=True))
+    res = table_rows(Context(mode="quick"))
+    assert not res.ok and "claimed exact" in res.detail
