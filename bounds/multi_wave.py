@@ -476,6 +476,17 @@ def _vshape_certified(inst: Instance) -> bool:
     return optimal_schedule(inst) is not None
 
 
+def single_microbatch_exact(inst: Instance) -> bool:
+    """MW8d: ``m = 1``, ``K = 1``, no delay (every placement, fused or split): MW1 is the
+    optimum. With one microbatch the precedence graph of :func:`single_slot_chain` orders the
+    ops of every GPU totally (the ``R`` of a lower stage follows the release of every higher
+    stage of the GPU, and precedes its backward), so its ASAP timing is a schedule; it holds
+    one activation per GPU (the top stage's from ``F`` to its release, then each recomputed
+    one from ``R`` to its release, in turn), and its makespan is the longest path, which MW1
+    with the single op type on that path attains (docs/theory_multiwave.md, MW8d)."""
+    return inst.m == 1 and inst.K == 1 and not inst.c
+
+
 # --------------------------------------------------------------------------- hook
 def terms(inst: Instance) -> list[Term]:
     """The multi-wave terms for :func:`bounds.evaluate.lower_bound` (``v >= 2``):
@@ -494,7 +505,7 @@ def terms(inst: Instance) -> list[Term]:
         out.append(("mw_last_stage", last_stage_value(inst), False))
     if not inst.split and inst.placement == "vshape":
         out.append(("mw_vshape_pair", vshape_pair_value(inst), False))
-    out.append(("mw_gpu_subset", gpu_subset_value(inst), False))
+    out.append(("mw_gpu_subset", gpu_subset_value(inst), single_microbatch_exact(inst)))
     mem = memory_slots_value(inst)
     if mem is not None:
         out.append(("mw_memory_slots", mem, False))

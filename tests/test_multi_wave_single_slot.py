@@ -50,3 +50,20 @@ def test_k1_multi_wave_bound_is_valid(placement, m, f, b):
     res = solve(inst, use_theory=False, time_limit=30)
     assert res.status == "optimal"
     assert lower_bound(inst).value <= res.makespan
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5), st.integers(2, 3), st.sampled_from(["looped", "vshape"]),
+       st.sampled_from([1, 2, 3, Fraction(1, 2)]), st.sampled_from([1, 2, 3]),
+       st.sampled_from([None, 1, 2]))
+def test_one_microbatch_at_K1_is_exact(P, v, placement, f, b, b_W):
+    # MW8d: the forced-recomputation chain is a schedule; it reaches MW1, flagged exact
+    from schedules import simulate
+    from schedules.constructions.multi_wave import optimal_schedule
+
+    durs = dict(f=f, b=b) if b_W is None else dict(f=f, b_I=b, b_W=b_W)
+    inst = Instance(P=P, m=1, v=v, K=1, placement=placement, **durs)
+    res = simulate(optimal_schedule(inst))
+    lb = lower_bound(inst)
+    assert res.valid and max(res.peak_memory) == 1
+    assert res.makespan == lb.value and lb.exact

@@ -370,10 +370,35 @@ def vshape_gap_fill(inst: Instance) -> Optional[Schedule]:
 
 
 # --------------------------------------------------------------------------- hook
+def single_microbatch_schedule(inst: Instance) -> Schedule:
+    """``m = 1``, ``K = 1`` (any placement, fused or split): every op of the microbatch in the
+    order of its head in :func:`bounds.multi_wave.single_slot_chain` (the forced recomputations
+    included). The precedence graph orders each GPU's ops totally, so this is its ASAP timing:
+    one activation per GPU, makespan the graph's longest path = MW1 = OPT (MW8d,
+    docs/theory_multiwave.md).
+
+    >>> from schedules import simulate
+    >>> simulate(single_microbatch_schedule(Instance(P=2, m=1, v=2, K=1, f=3, b=1))).makespan
+    Fraction(18, 1)
+    """
+    from bounds.multi_wave import single_slot_chain
+
+    if inst.m != 1 or inst.K != 1:
+        raise ValueError("single_microbatch_schedule needs m = 1 and K = 1")
+    chain = single_slot_chain(inst)
+    orders = []
+    for p in range(inst.P):
+        ops = sorted((head, kind, s) for (kind, s), (head, _, _) in chain.items()
+                     if inst.stage_to_rank[s] == p)
+        orders.append(tuple(Op(s, kind, 0) for _, kind, s in ops))
+    return Schedule(inst, tuple(orders), source="K=1 single microbatch chain (MW8d)")
+
+
 def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     """A schedule proven optimal for ``inst`` (``v >= 2``), or None.
 
-    Fused, no communication delay, named placement; memory not binding: ``K`` None or at least
+    ``m = 1, K = 1`` (any placement, fused or split): :func:`single_microbatch_schedule` (MW8d).
+    Otherwise fused, no communication delay, named placement; memory not binding: ``K`` None or at least
     the returned schedule's peak (``v m`` for looped). Looped: :func:`looped_bfs` (MW5, every
     ``P, m, v``). Vshape: :func:`vshape_periodic` (MW6a) or :func:`vshape_certified` (MW6,
     per-instance certificate).
@@ -382,6 +407,8 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     >>> simulate(optimal_schedule(Instance(P=3, m=2, v=2, f=1, b=2))).makespan
     Fraction(21, 1)
     """
+    if inst.v >= 2 and inst.m == 1 and inst.K == 1 and inst.c == 0:
+        return single_microbatch_schedule(inst)
     if inst.v < 2 or inst.split or inst.c != 0:
         return None
     if inst.placement == "looped":
