@@ -411,19 +411,31 @@ def single_slot_exact(inst: Instance) -> bool:
 
 @lru_cache(maxsize=4096)
 def split_nonbinding_certified(inst: Instance) -> bool:
-    """Split backward, ``v = 1``, memory not binding (``K`` None or ``>= m``), no delay: the
-    greedy list schedule (``I`` first, then ``F``, then ``W``, oldest microbatch first;
-    :func:`schedules.generators.list_scheduler.list_schedule`) is valid and its makespan equals
+    """Split backward, ``v = 1``, memory not binding (``K`` None or ``>= m``), no delay: one of
+    the two greedy list schedules of :func:`split_nonbinding_schedule` reaches
     ``max(S1, S2)``, so that bound is the optimum of ``inst`` (a certificate; docs/theory.md
     section 6). ``O(P m log(P m))``."""
+    return split_nonbinding_schedule(inst) is not None
+
+
+def split_nonbinding_schedule(inst: Instance):
+    """The greedy list schedule (``I`` first, then ``F``, then ``W``, oldest microbatch
+    first; :func:`schedules.generators.list_scheduler.list_schedule`), never idle or holding a
+    forward back for a backward about to arrive, whichever reaches ``max(S1, S2)``; None if
+    neither does or ``inst`` is not split with memory not binding and no delay."""
     if not inst.split or inst.v != 1 or inst.c or (inst.K is not None and inst.K < inst.m):
-        return False
+        return None
     from schedules.generators.list_scheduler import list_schedule
     from schedules.simulate import simulate
 
-    res = simulate(list_schedule(inst, split=True))
-    return res.valid and res.makespan == max(split_drain_value(inst),
-                                             split_first_input_value(inst))
+    target = max(split_drain_value(inst), split_first_input_value(inst))
+    for hold in (False, True):
+        sched = list_schedule(inst, split=True, hold_forward=hold,
+                              source="greedy I>F>W (reaches max(S1, S2))")
+        res = simulate(sched)
+        if res.valid and res.makespan == target:
+            return sched
+    return None
 
 
 # --------------------------------------------------------------------------- the hook
@@ -465,7 +477,7 @@ __all__ = [
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
     "split_memory_time_value", "nonbinding_memory", "single_slot_checked",
     "single_slot_certified", "single_slot_exact", "single_slot_waste", "single_group_exact",
-    "single_group_split_exact", "split_nonbinding_certified",
+    "single_group_split_exact", "split_nonbinding_certified", "split_nonbinding_schedule",
     "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED", "CERTIFICATE_MAX_SIZE",
     "CERTIFICATE_NODES", "terms", "p", "x",
 ]

@@ -800,8 +800,8 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     * fused backward, ``K = 1``: :func:`single_slot_schedule` (reaches Theorem 3, or None);
     * split backward, ``K = 1``: for ``P = 2`` :func:`two_gpu_schedule`, for ``m <= 2 + b_I/f``
       :func:`single_group_schedule` (both reach T3's split form: Theorems 3b and 3c, split);
-    * split backward, memory not binding: the greedy list schedule when it reaches
-      ``max(S1, S2)`` (:func:`bounds.single_wave.split_nonbinding_certified`);
+    * split backward, memory not binding: a greedy list schedule when it reaches
+      ``max(S1, S2)`` (:func:`bounds.single_wave.split_nonbinding_schedule`);
     * anything else (other split backward, ``1 < K < min(m, P)``, ``c > 0``): None, except
       ``m = 1`` where the single microbatch's chain is optimal for every ``K >= 1``.
     """
@@ -813,12 +813,11 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
                        for p in range(inst.P))
         return Schedule(inst, orders, source="single microbatch chain")
     if inst.split:
-        from bounds.single_wave import single_group_split_exact, split_nonbinding_certified
+        from bounds.single_wave import single_group_split_exact, split_nonbinding_schedule
 
-        if split_nonbinding_certified(inst):  # the greedy schedule reaches max(S1, S2)
-            from ..generators.list_scheduler import list_schedule
-
-            return list_schedule(inst, split=True, source="greedy I>F>W (reaches S1/S2)")
+        greedy = split_nonbinding_schedule(inst)  # reaches max(S1, S2), or None
+        if greedy is not None:
+            return greedy
         if inst.K != 1:
             return None
 

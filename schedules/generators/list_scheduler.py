@@ -48,12 +48,16 @@ def default_key(op: Op, gpu: int) -> tuple:
 
 
 def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None, split: bool = False,
-                  key: Callable[[Op, int], tuple] = default_key, source: str = "") -> Schedule:
+                  key: Callable[[Op, int], tuple] = default_key, source: str = "",
+                  hold_forward: bool = False) -> Schedule:
     """Greedy list schedule of ``inst`` (see the module docstring).
 
     ``cap[p]`` is GPU ``p``'s memory cap in stage activations (None: unlimited; it must be
     ``>= v``); ``split`` selects the ``I``/``W`` backward (needs split durations);
-    ``key(op, gpu)`` ranks ready ops, smallest first.
+    ``key(op, gpu)`` ranks ready ops, smallest first. ``hold_forward``: a GPU does not start a
+    forward when an op already running on another GPU makes one of its backward ops (``B``,
+    ``I``) ready before that forward would end; it waits for the backward instead (the one
+    exception to never idling).
     """
     P, m, S, v = inst.P, inst.m, inst.S, inst.v
     if split and not inst.split:
@@ -85,6 +89,15 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
 
     def ready_at(t_end: int, s_from: int, s_to: int) -> int:
         return t_end + (lag if gpu[s_from] != gpu[s_to] else 0)
+
+    def backward_arrives_before(p: int, limit: int) -> bool:
+        """A backward op running now on another GPU readies one of ``p``'s before ``limit``."""
+        for s in local[p]:
+            j = nb[s]
+            if s < S - 1 and j < m and gend[s + 1][j] > now \
+                    and ready_at(gend[s + 1][j], s + 1, s) < limit:
+                return True
+        return False
 
     while remaining:
         for p in range(P):
@@ -119,6 +132,8 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
                         if best_key is None or k < best_key:
                             best, best_key = op, k
             if best is None:
+                continue
+            if hold_forward and best.kind == "F" and backward_arrives_before(p, now + dur["F"]):
                 continue
             op, s, j = best, best.stage, best.microbatch
             end = now + dur[op.kind]
