@@ -41,8 +41,8 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   ``K = 1``: ``T >= v P (f + b) + 2 (m - 1) b + m f``. **MW8c** (``K = 1``, any placement,
   fused or split): MW1 with the forced ``R`` ops and the heads and tails of their longer chains
   (:func:`single_slot_chain`, used by :func:`op_types`).
-* **MW9 single slot** (fused, ``K = 1``): Theorem 3's hold argument per GPU, only the top
-  stage's pairs keepable (:func:`single_slot_value`).
+* **MW9 single slot** (``K = 1``, fused or split): Theorem 3's hold argument per GPU, only the
+  top stage's pairs keepable (:func:`single_slot_value`).
 """
 
 from __future__ import annotations
@@ -206,32 +206,37 @@ def vshape_forced_remat_value(inst: Instance) -> Optional[Fraction]:
 
 
 def single_slot_value(inst: Instance) -> Optional[Fraction]:
-    """MW9 (fused, ``K = 1``, any placement): Theorem 3's single-slot argument per GPU.
+    """MW9 (``K = 1``, any placement, fused or split): Theorem 3's single-slot argument per GPU.
 
     GPU ``p`` with stages ``s_1 < ... < s_v`` keeps at most the ``m`` pairs of its top stage
     ``s_v`` (MW8's lemma); its ``v m - x`` other pairs are recomputed. With one slot the holds
-    are disjoint; a kept hold contains the gap ``G = (S - s_v - 1)(f + b)`` (the chain above
-    ``s_v``), fillable only by forwards that store nothing, so the GPU's busy span is at least
-    ``W(x) = v m (f + b) + single_slot_waste(v m, G, f, x)`` (docs/theory.md, Theorem 3). The
-    span starts after the head of ``F(., s_1)`` and, as the last op of the GPU is a ``B(j, s_1)``,
-    ends before that op's tail (heads and tails of :func:`single_slot_chain`):
-    ``T >= max_p [ head + min_{0 <= x <= m} W(x) + tail ]``. None unless fused with ``K = 1``.
+    are disjoint; a kept hold contains the gap ``G = (S - s_v - 1)(f + b_c)`` (the chain above
+    ``s_v``; ``b_c = b`` fused, ``b_I`` split), fillable only by forwards that store nothing,
+    so the GPU's busy span is at least ``W(x) = v m B + single_slot_waste(v m, G, f, x)``
+    (``B = f + b``; docs/theory.md, Theorem 3). The span starts after the head of
+    ``F(., s_1)``. Its last hold is that of some ``(j, s_1)`` (a higher stage's hold of ``j``
+    comes earlier); fused, it ends with ``B(j, s_1)``, followed by that op's tail; split, its
+    ``I(j, s_1)`` ends ``b_W`` before the span does and is followed by its tail (heads and
+    tails of :func:`single_slot_chain`): ``T >= max_p [head + min_{0 <= x <= m} W(x) + tail]``
+    (split: ``- b_W`` and the tail of ``I``). None unless ``K = 1``.
 
     >>> single_slot_value(Instance(P=2, m=5, v=2, K=1, placement="vshape", f=2, b=1))
     Fraction(47, 1)
     """
     from .single_wave import single_slot_waste
 
-    if inst.split or inst.K != 1 or inst.v < 2:
+    if inst.K != 1 or inst.v < 2:
         return None
     chain = single_slot_chain(inst)
+    bc, last = (inst.b_I, "I") if inst.split else (inst.b, "B")
     Bx, n, best = inst.f + inst.b, inst.v * inst.m, None
     for p in range(inst.P):
         st = inst.stages_of(p)
         lo, top = min(st), max(st)
-        G = (inst.S - top - 1) * Bx
+        G = (inst.S - top - 1) * (inst.f + bc)
         span = n * Bx + min(single_slot_waste(n, G, inst.f, x_) for x_ in range(inst.m + 1))
-        val = chain[("F", lo)][0] + span + chain[("B", lo)][1]
+        after = chain[(last, lo)][1] - (inst.b_W if inst.split else 0)
+        val = chain[("F", lo)][0] + span + after
         best = val if best is None else max(best, val)
     return best
 

@@ -42,11 +42,22 @@ def test_mw9_reaches_the_optimum_where_it_binds(placement):
     assert single_slot_value(inst) == {"looped": 44, "vshape": 47}[placement]
 
 
-@settings(max_examples=12, deadline=None)
+def test_mw9_split_form_where_it_binds():
+    # split: the span ends b_W after the last I of the lowest stage; every other term gives 20
+    inst = Instance(P=2, m=2, v=2, K=1, placement="looped", f=1, b_I=2, b_W=1)
+    others = max(v for name, v in lower_bound(inst).terms if name != "mw_single_slot")
+    assert others == 20
+    assert single_slot_value(inst) == lower_bound(inst).value == 21
+    assert solve(inst, use_theory=False).makespan == 21
+
+
+@settings(max_examples=16, deadline=None)
 @given(st.sampled_from(["looped", "vshape"]), st.integers(1, 2),
-       st.sampled_from([1, 2, 3, Fraction(1, 2)]), st.sampled_from([1, 2, 3]))
-def test_k1_multi_wave_bound_is_valid(placement, m, f, b):
-    inst = Instance(P=2, m=m, v=2, K=1, placement=placement, f=f, b=b)
+       st.sampled_from([1, 2, 3, Fraction(1, 2)]), st.sampled_from([1, 2, 3]),
+       st.sampled_from([None, 1, 2]))
+def test_k1_multi_wave_bound_is_valid(placement, m, f, b, b_W):
+    durs = dict(f=f, b=b) if b_W is None else dict(f=f, b_I=b, b_W=b_W)
+    inst = Instance(P=2, m=m, v=2, K=1, placement=placement, **durs)
     res = solve(inst, use_theory=False, time_limit=30)
     assert res.status == "optimal"
     assert lower_bound(inst).value <= res.makespan
