@@ -38,6 +38,11 @@ from ..schedule import Schedule
 from ..simulate import simulate
 
 
+def _backward_kinds(inst: Instance) -> tuple[str, ...]:
+    """The backward ops of one pair, in order: ``("B",)`` fused, ``("I", "W")`` split."""
+    return ("I", "W") if inst.split else ("B",)
+
+
 # --------------------------------------------------------------------------- 1F1B
 def one_f_one_b(inst: Instance) -> Schedule:
     """1F1B for ``v = 1``, fused backward: GPU ``p`` runs ``w = min(P - p - 1, m)`` warm-up
@@ -295,7 +300,7 @@ def single_group_schedule(inst: Instance) -> Schedule:
     if inst.v != 1:
         raise ValueError("single_group_schedule builds v = 1 schedules")
     P, m = inst.P, inst.m
-    back = ("I", "W") if inst.split else ("B",)
+    back = _backward_kinds(inst)
     orders = []
     for p in range(P - 1):
         ops = [Op(p, "F", j) for j in range(m)] + [Op(p, k, 0) for k in back]
@@ -349,7 +354,7 @@ def two_gpu_schedule(inst: Instance) -> Schedule:
     x_ = min(range(1, m + 1), key=lambda xx: (_single_slot_W(m, 2, inst.f, inst.b, xx, bc), xx))
     N = m - x_
     sizes = [N // x_ + (1 if i < N % x_ else 0) for i in range(x_)]
-    back = ("I", "W") if inst.split else ("B",)
+    back = _backward_kinds(inst)
     gpu0: list[Op] = []
     gpu1: list[Op] = []
     j = 0
@@ -808,8 +813,7 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     if inst.v != 1 or inst.c:
         return None
     if inst.m == 1:
-        kinds = ("I", "W") if inst.split else ("B",)
-        orders = tuple((Op(p, "F", 0),) + tuple(Op(p, k, 0) for k in kinds)
+        orders = tuple((Op(p, "F", 0),) + tuple(Op(p, k, 0) for k in _backward_kinds(inst))
                        for p in range(inst.P))
         return Schedule(inst, orders, source="single microbatch chain")
     if inst.split:
@@ -820,7 +824,6 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
             return greedy
         if inst.K != 1:
             return None
-
         return (two_gpu_schedule(inst) if inst.P == 2 else
                 single_group_schedule(inst) if single_group_split_exact(inst) else None)
     if inst.K is None or inst.K >= min(inst.m, inst.P):
