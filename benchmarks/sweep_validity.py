@@ -11,7 +11,7 @@ Usage::
     python benchmarks/sweep_validity.py [--time-limit 15] [--max-P 3] [--max-m 3] [--limit N]
 
 Measured (2026-11-29, one core, ``--time-limit 15``, about 25 min): 408 instances, 407 proven
-optimal, no bound above a makespan, every exact flag holds; LB = OPT on 229, mean OPT/LB 1.027,
+optimal, no bound above a makespan, every exact flag holds; LB = OPT on 231, mean OPT/LB 1.026,
 worst 47/40 (see docs/theory_multiwave.md, MW9).
 """
 

@@ -41,8 +41,8 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   ``K = 1``: ``T >= v P (f + b) + 2 (m - 1) b + m f``. **MW8c** (``K = 1``, any placement,
   fused or split): MW1 with the forced ``R`` ops and the heads and tails of their longer chains
   (:func:`single_slot_chain`, used by :func:`op_types`).
-* **MW9 single slot** (``K = 1``, fused or split): Theorem 3's hold argument per GPU, only the
-  top stage's pairs keepable (:func:`single_slot_value`).
+* **MW9 single slot** (``1 <= K <= v`` fused, ``K = 1`` split): Theorem 3's hold argument per
+  GPU, for holds during which one microbatch fills every slot (:func:`single_slot_value`).
 """
 
 from __future__ import annotations
@@ -206,37 +206,45 @@ def vshape_forced_remat_value(inst: Instance) -> Optional[Fraction]:
 
 
 def single_slot_value(inst: Instance) -> Optional[Fraction]:
-    """MW9 (``K = 1``, any placement, fused or split): Theorem 3's single-slot argument per GPU.
+    """MW9 (``1 <= K <= v``; fused, or split with ``K = 1``; any placement): Theorem 3's
+    single-slot argument per GPU, with the slots filled by one microbatch.
 
-    GPU ``p`` with stages ``s_1 < ... < s_v`` keeps at most the ``m`` pairs of its top stage
-    ``s_v`` (MW8's lemma); its ``v m - x`` other pairs are recomputed. With one slot the holds
-    are disjoint; a kept hold contains the gap ``G = (S - s_v - 1)(f + b_c)`` (the chain above
-    ``s_v``; ``b_c = b`` fused, ``b_I`` split), fillable only by forwards that store nothing,
-    so the GPU's busy span is at least ``W(x) = v m B + single_slot_waste(v m, G, f, x)``
-    (``B = f + b``; docs/theory.md, Theorem 3). The span starts after the head of
-    ``F(., s_1)``. Its last hold is that of some ``(j, s_1)`` (a higher stage's hold of ``j``
-    comes earlier); fused, it ends with ``B(j, s_1)``, followed by that op's tail; split, its
-    ``I(j, s_1)`` ends ``b_W`` before the span does and is followed by its tail (heads and
-    tails of :func:`single_slot_chain`): ``T >= max_p [head + min_{0 <= x <= m} W(x) + tail]``
-    (split: ``- b_W`` and the tail of ``I``). None unless ``K = 1``.
+    Let GPU ``p`` hold stages ``s_1 < ... < s_v``. Call microbatch ``j`` *full* when it keeps
+    ``(j, s_v)`` and ``K - 1`` of its lower stages: during the hold of ``(j, s_v)`` all ``K``
+    slots are then taken by ``j`` (its kept lower stages are live from before ``F(j, s_v)`` to
+    after ``B(j, s_v)``), so the GPU runs nothing there but ``j``'s two ops and forwards that
+    store nothing, and full holds are disjoint. A microbatch that is not full recomputes at
+    least ``v - K + 1`` of its stages, a full one ``v - K`` (MW8's lemma), so with ``x`` full
+    microbatches at least ``N = (v - K + 1) m - x`` ops ``R`` run, each making one forward free.
+    A full hold contains the gap ``G = (S - s_v - 1)(f + b_c)`` (the chain above ``s_v``;
+    ``b_c = b`` fused, ``b_I`` split), so the GPU's busy span is at least
+    ``W(x) = v m B + single_slot_waste(n, G, f, x)``, ``n = (v - K + 1) m``, ``B = f + b``
+    (docs/theory.md, Theorem 3; more recomputations never help). The span starts after the head
+    of ``F(., s_1)``, and the GPU's last op is a ``B(j, s_1)`` followed by its tail; split
+    (``K = 1``), the last hold's ``I(j, s_1)`` ends ``b_W`` before the span does and is followed
+    by its tail (heads and tails of :func:`op_types`):
+    ``T >= max_p [head + min_{0 <= x <= m} W(x) + tail]``. None outside that range.
 
     >>> single_slot_value(Instance(P=2, m=5, v=2, K=1, placement="vshape", f=2, b=1))
     Fraction(47, 1)
+    >>> single_slot_value(Instance(P=2, m=4, v=2, K=2, placement="looped", f=2, b=1))
+    Fraction(30, 1)
     """
     from .single_wave import single_slot_waste
 
-    if inst.K != 1 or inst.v < 2:
+    if inst.K is None or inst.v < 2 or inst.K > inst.v or (inst.split and inst.K != 1):
         return None
-    chain = single_slot_chain(inst)
     bc, last = (inst.b_I, "I") if inst.split else (inst.b, "B")
-    Bx, n, best = inst.f + inst.b, inst.v * inst.m, None
+    Bx, n, best = inst.f + inst.b, (inst.v - inst.K + 1) * inst.m, None
     for p in range(inst.P):
+        types = {(kind, s): (head, tail) for kind, s, head, tail, _ in op_types(inst, p)}
         st = inst.stages_of(p)
         lo, top = min(st), max(st)
         G = (inst.S - top - 1) * (inst.f + bc)
-        span = n * Bx + min(single_slot_waste(n, G, inst.f, x_) for x_ in range(inst.m + 1))
-        after = chain[(last, lo)][1] - (inst.b_W if inst.split else 0)
-        val = chain[("F", lo)][0] + span + after
+        span = inst.v * inst.m * Bx + min(single_slot_waste(n, G, inst.f, x_)
+                                          for x_ in range(inst.m + 1))
+        after = types[(last, lo)][1] - (inst.b_W if inst.split else 0)
+        val = types[("F", lo)][0] + span + after
         best = val if best is None else max(best, val)
     return best
 

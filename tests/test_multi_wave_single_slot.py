@@ -31,7 +31,22 @@ def test_one_microbatch_chain_waits_for_each_recomputation():
 def test_recomputation_chain_only_at_K1():
     inst = Instance(P=2, m=1, v=2, K=2, f=3, b=1)
     assert gpu_subset_value(inst) == gpu_subset_value(inst.with_(K=None)) == 16
-    assert single_slot_value(inst) is None
+    # MW9 needs one microbatch to fill every slot: K <= v (fused)
+    assert single_slot_value(inst.with_(K=3)) is None
+    assert single_slot_value(inst.with_(K=2, b=None, b_I=1, b_W=1)) is None  # split: K = 1
+
+
+@pytest.mark.parametrize("placement,m,f,b,opt,others", [
+    ("looped", 4, 2, 1, 30, Fraction(57, 2)), ("vshape", 2, 1, 1, 12, 11),
+    ("vshape", 3, 2, 3, 40, 39)])
+def test_mw9_with_K_equal_v(placement, m, f, b, opt, others):
+    # K = v = 2: a microbatch keeping both its stages fills both slots during its top hold;
+    # OPT from data/optima.jsonl (use_theory=False), re-solved here
+    inst = Instance(P=2, m=m, v=2, K=2, placement=placement, f=f, b=b)
+    rest = max(v for name, v in lower_bound(inst).terms if name != "mw_single_slot")
+    assert rest == others
+    assert single_slot_value(inst) == lower_bound(inst).value == opt
+    assert solve(inst, use_theory=False, time_limit=60).makespan == opt
 
 
 @pytest.mark.parametrize("placement", ["looped", "vshape"])
