@@ -23,18 +23,9 @@ OPTIMA = Path(__file__).resolve().parent.parent / "data" / "optima.jsonl"
 def optima_rows(pred: Callable[[Instance], bool]) -> list[tuple[Instance, Fraction]]:
     """``(instance, opt)`` for the rows of data/optima.jsonl proven optimal independently of the
     theory (``"independent": true``) that satisfy ``pred``."""
-    out = []
-    if not OPTIMA.exists():
-        return out
-    for line in OPTIMA.read_text().splitlines():
-        row = json.loads(line)
-        # only optima proven without the theory's bound count as evidence for it
-        if row.get("status") != "optimal" or row.get("independent") is not True:
-            continue
-        inst = Instance.from_dict(row)
-        if pred(inst):
-            out.append((inst, Fraction(str(row["opt"]))))
-    return out
+    # only optima proven without the theory's bound count as evidence for it
+    return [(inst, opt) for inst, opt, status in table_rows_all()
+            if status == "optimal" and pred(inst)]
 
 
 @check("Every bound on every table row (LB <= OPT; exact flags hold)", kind="exhaustive",
