@@ -638,20 +638,9 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[
     """
     if inst.v != 1 or inst.split or inst.K != 1 or inst.c:
         return None
-    runs = _search_runs(inst, nodes if nodes is not None else 2000 * inst.P * inst.m)
-    for sched, _ in runs:
-        if sched is not None:
-            return sched
-    return None
-
-
-def _search_runs(inst: Instance, total: int):
-    """The restarts of :func:`single_slot_search` as a generator of ``(schedule or None,
-    nodes used so far)`` after each restart (a caller can pause it and do other work); it
-    stops after a verified schedule, when the node budget ``total`` is spent, or when the
-    unrestricted tree was searched in full."""
     from bounds.single_wave import single_slot_value
 
+    total = nodes if nodes is not None else 2000 * inst.P * inst.m
     target = single_slot_value(inst)
     u = inst.unit
     f, b, T = int(inst.f * u), int(inst.b * u), int(target * u)
@@ -670,19 +659,17 @@ def _search_runs(inst: Instance, total: int):
         used += spent
         attempt += 1
         chunk = int(chunk * 1.1) + 1
-        if orders is None and spent < budget:  # this tree holds no schedule: drop it
-            if config is complete:  # every other tree is a part of this one
-                return
-            alive.remove(config)
         if orders is not None:
-            sched = _reaching(Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
-                                                   for p, o in enumerate(orders)),
-                                       source="K=1 bounded search (constructions.single_wave)"),
-                              target)
-            if sched is not None:
-                yield sched, used
-            return  # a found timing is a timing of its orders, so the check cannot fail
-        yield None, used
+            # a found timing is a timing of its orders, so the check cannot fail
+            return _reaching(Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
+                                                  for p, o in enumerate(orders)),
+                                      source="K=1 bounded search (constructions.single_wave)"),
+                             target)
+        if spent < budget:  # this tree holds no schedule: drop it
+            if config is complete:  # every other tree is a part of this one
+                return None
+            alive.remove(config)
+    return None
 
 
 def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
