@@ -250,6 +250,7 @@ def single_slot_value(inst: Instance) -> Optional[Fraction]:
 
 
 # --------------------------------------------------------------------------- MW1 subset bound
+@lru_cache(maxsize=1024)
 def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, Fraction, Fraction]]:
     """``{(kind, stage): (head, tail, duration)}`` of one microbatch's ops when ``K = 1``.
 
@@ -260,6 +261,7 @@ def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, F
     contains a backward op that precedes ``(j, s)``'s). Heads and tails are the longest paths
     of this precedence graph: the chain of the table above plus ``F(j,s) -> R(j,s) ->`` the
     backward of ``(j, s)``, and release of ``(j, s') -> R(j, s)``. Valid for every placement.
+    Cached per instance (``op_types`` asks for it once per GPU); do not mutate the result.
     """
     S, f_ = inst.S, inst.f
     back = ("I", "W") if inst.split else ("B",)

@@ -413,7 +413,6 @@ def single_slot_exact(inst: Instance) -> bool:
             or single_slot_certified(inst))
 
 
-@lru_cache(maxsize=4096)
 def split_nonbinding_certified(inst: Instance) -> bool:
     """Split backward, ``v = 1``, memory not binding (``K`` None or ``>= m``), no delay: one of
     the two greedy list schedules of :func:`split_nonbinding_schedule` reaches
@@ -422,11 +421,13 @@ def split_nonbinding_certified(inst: Instance) -> bool:
     return split_nonbinding_schedule(inst) is not None
 
 
+@lru_cache(maxsize=4096)
 def split_nonbinding_schedule(inst: Instance):
     """The greedy list schedule (``I`` first, then ``F``, then ``W``, oldest microbatch
     first; :func:`schedules.generators.list_scheduler.list_schedule`), never idle or holding a
     forward back for a backward about to arrive, whichever reaches ``max(S1, S2)``; None if
-    neither does or ``inst`` is not split with memory not binding and no delay."""
+    neither does or ``inst`` is not split with memory not binding and no delay. Cached: the
+    certificate of ``lower_bound`` and ``optimal_schedule`` build it once per instance."""
     if not inst.split or inst.v != 1 or inst.c or (inst.K is not None and inst.K < inst.m):
         return None
     if inst.P * inst.m > SPLIT_CERTIFICATE_MAX_SIZE:
