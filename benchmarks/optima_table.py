@@ -113,7 +113,7 @@ def solve_one(job):
     """Worker: solve one instance dict; returns the table row."""
     d, engine, time_limit, search_limit = job
     from schedules import Instance
-    from schedules.cli.common import exact_string
+    from pipebounds.cli.common import exact_string
     from schedules.search import solve
     from schedules.search.solve import solve_auto
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from schedules.cli import main
+from pipebounds.cli import main
 
 
 def run(capsys, *args, stdin=None, monkeypatch=None):

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from builders import one_f_one_b_orders
-from schedules.cli import main
+from pipebounds.cli import main
 
 
 def doc(P=4, m=8, K=4, orders=None):
@@ -71,7 +71,7 @@ def test_missing_file_and_usage(capsys):
 
 
 def test_console_script_reads_stdin():
-    proc = subprocess.run([sys.executable, "-m", "schedules", "simulate", "-", "--json"],
+    proc = subprocess.run([sys.executable, "-m", "pipebounds", "simulate", "-", "--json"],
                           input=json.dumps(doc()), capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and json.loads(proc.stdout)["makespan_exact"] == "33"
     assert "Traceback" not in proc.stderr

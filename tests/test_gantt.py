@@ -78,14 +78,14 @@ def test_save(tmp_path, ext):
 
 
 def run_cli(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "schedules", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pipebounds", *args], capture_output=True,
                           text=True, timeout=120, input=stdin)
 
 
 def test_cli_gantt(tmp_path, capsys, monkeypatch):
     import io
 
-    from schedules.cli import main
+    from pipebounds.cli import main
     doc = document_from_schedule(generate("zbv", Instance(P=2, m=4, v=2, placement="vshape",
                                                           b_I=1, b_W=1)), source="zbv")
     src = tmp_path / "s.json"
@@ -108,7 +108,7 @@ def test_cli_gantt(tmp_path, capsys, monkeypatch):
 
 
 def test_cli_does_not_import_matplotlib():
-    code = ("import sys; from schedules.cli import build_parser; build_parser(); "
+    code = ("import sys; from pipebounds.cli import build_parser; build_parser(); "
             "print('matplotlib' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False", proc.stderr

@@ -330,14 +330,14 @@ def test_block_schedule_fused_and_looped():
 
 # ------------------------------------------------------------------------------------ CLI
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "schedules", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pipebounds", *args], capture_output=True,
                           text=True, timeout=60)
 
 
 def test_cli_generate_list_and_json():
     import json
 
-    from schedules.cli import main
+    from pipebounds.cli import main
     out = run_cli("generate", "--list")
     assert out.returncode == 0
     for name in CLI_NAMES:

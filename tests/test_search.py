@@ -154,7 +154,7 @@ def test_table_sample_matches_fresh_solves():
 
 # ------------------------------------------------------------------------- command line
 def test_cli_solve_json(capsys):
-    from schedules.cli import main
+    from pipebounds.cli import main
     from schedules.io import schedule_from_document
 
     code = main(["solve", "-P", "3", "-m", "3", "-K", "1", "--time-limit", "20", "--json"])
@@ -170,7 +170,7 @@ def test_cli_solve_json(capsys):
 
 
 def test_cli_solve_batch_keeps_going(tmp_path, capsys):
-    from schedules.cli import main
+    from pipebounds.cli import main
 
     path = tmp_path / "batch.jsonl"
     path.write_text('{"P": 2, "m": 2, "K": 1}\n{"P": 2}\n'
@@ -185,7 +185,7 @@ def test_cli_solve_batch_keeps_going(tmp_path, capsys):
 
 
 def test_cli_solve_bad_input_exits_2(capsys):
-    from schedules.cli import main
+    from pipebounds.cli import main
 
     assert main(["solve", "-P", "0", "-m", "2"]) == 2
     assert main(["solve", "-P", "2", "-m", "2", "--engine", "nope"]) == 2
@@ -196,7 +196,7 @@ def test_cli_solve_bad_input_exits_2(capsys):
 def test_cpsat_engine_without_ortools_is_a_clear_error(monkeypatch, capsys):
     import builtins
 
-    from schedules.cli import main
+    from pipebounds.cli import main
 
     real_import = builtins.__import__
 

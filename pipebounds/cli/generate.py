@@ -25,9 +25,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..generators import GENERATORS, GeneratorError, generate
-    from ..io import document_from_schedule
-    from ..remat import RematError
+    from schedules.generators import GENERATORS, GeneratorError, generate
+    from schedules.io import document_from_schedule
+    from schedules.remat import RematError
     from .common import CLIError, instance_from_args, print_json
 
     if args.list:
@@ -50,7 +50,7 @@ def run(args) -> int:
     if args.json:
         print_json(doc)
         return 0
-    from ..simulate import simulate
+    from schedules.simulate import simulate
 
     res = simulate(schedule)
     K = "inf" if inst.K is None else inst.K

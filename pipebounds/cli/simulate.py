@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..io import DocumentError, INPUT_ERRORS, load_documents, schedule_from_document
-from ..simulate import simulate
+from schedules.io import DocumentError, INPUT_ERRORS, load_documents, schedule_from_document
+from schedules.simulate import simulate
 from .common import CLIError, exact_string, number, print_json, read_text
 
 

@@ -19,8 +19,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Optional
 
-from .instance import Instance, fraction_json
-from .simulate import simulate
+from schedules.instance import Instance, fraction_json
+from schedules.simulate import simulate
 
 
 def default_settings(P: int = 4, m: int = 8) -> list[tuple[str, Instance]]:
@@ -56,7 +56,7 @@ class SettingReport:
 
 def _families_for(inst: Instance) -> dict:
     """``{name: schedule}`` of every generator that accepts ``inst`` (K ignored)."""
-    from .generators import GENERATORS, generate
+    from schedules.generators import GENERATORS, generate
 
     out = {}
     for name in GENERATORS:
@@ -72,8 +72,8 @@ def setting_report(name: str, inst: Instance) -> SettingReport:
     """Bounds, optima and fitted schedules of one setting for every ``K``."""
     from bounds import lower_bound
 
-    from .constructions import optimal_schedule
-    from .remat import fit_memory
+    from schedules.constructions import optimal_schedule
+    from schedules.remat import fit_memory
 
     base = _families_for(inst)
     peaks = {}
@@ -190,8 +190,8 @@ def write_report(reports: list[SettingReport], out_dir: str | Path, figures: boo
     written[0].write_text(json.dumps(to_json(reports), indent=1) + "\n")
     written[1].write_text(format_text(reports) + "\n")
     if figures:
-        from .gantt import save_gantt
-        from .generators import generate
+        from schedules.gantt import save_gantt
+        from schedules.generators import generate
 
         for k, rep in enumerate(reports):
             path = out / f"bounds_vs_memory_{k}.png"
@@ -202,7 +202,7 @@ def write_report(reports: list[SettingReport], out_dir: str | Path, figures: boo
             path = out / "gantt_1f1b.png"
             save_gantt(generate("1f1b", first.instance), path)
             written.append(path)
-        from .constructions import optimal_schedule
+        from schedules.constructions import optimal_schedule
 
         k1 = optimal_schedule(first.instance.with_(K=1))
         if k1 is not None:

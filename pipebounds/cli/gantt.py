@@ -22,7 +22,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..io import INPUT_ERRORS, load_documents, schedule_from_document
+    from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
     from .common import CLIError, read_text
 
     ext = os.path.splitext(args.output)[1].lower()
@@ -35,7 +35,7 @@ def run(args) -> int:
         schedule = schedule_from_document(docs[0])
     except INPUT_ERRORS as exc:
         raise CLIError(str(exc)) from None
-    from ..gantt import GanttError, save_gantt
+    from schedules.gantt import GanttError, save_gantt
 
     try:
         save_gantt(schedule, args.output, memory=not args.no_memory, title=args.title)

@@ -21,7 +21,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..instance import InstanceError
+    from schedules.instance import InstanceError
     from ..report import build_report, default_settings, format_text, to_json, write_report
 
     try:

@@ -8,7 +8,7 @@ import sys
 from fractions import Fraction
 from typing import Any, Iterator
 
-from ..instance import Instance, InstanceError, fraction_json
+from schedules.instance import Instance, InstanceError, fraction_json
 
 
 class CLIError(Exception):

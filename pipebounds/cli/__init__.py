@@ -13,7 +13,8 @@ import sys
 
 from .common import CLIError
 
-COMMANDS = ("bound", "solve", "generate", "simulate", "gantt", "report")
+COMMANDS = ("bound", "solve", "generate", "simulate", "gantt", "report", "frontier", "remat", "best",
+            "audit", "export", "sweep")
 """Command modules, in the order ``pipebounds --help`` lists them."""
 
 
@@ -22,10 +23,20 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(f"{self.prog}: {message}")
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("pipebounds")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="pipebounds",
                      description="Bounds, exact optima and known schedules for pipeline "
                                  "parallelism under memory limits (see README.md).")
+    parser.add_argument("--version", action="version", version=f"pipebounds {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         try:
@@ -40,9 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pipebounds`` console script."""
-    from ..instance import InstanceError
-    from ..io import INPUT_ERRORS
-    from ..ops import OpError
+    from schedules.instance import InstanceError
+    from schedules.io import INPUT_ERRORS
+    from schedules.ops import OpError
 
     try:
         parser = build_parser()

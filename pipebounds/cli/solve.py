@@ -8,8 +8,8 @@ JSON keys: ``status``, ``makespan``, ``makespan_exact``, ``lower_bound``, ``lowe
 
 from __future__ import annotations
 
-from ..instance import Instance
-from ..io import document_from_schedule
+from schedules.instance import Instance
+from schedules.io import document_from_schedule
 from .common import CLIError, add_instance_flags, exact_string, instance_from_args, number, \
     print_json, batch_results
 
@@ -34,8 +34,8 @@ def register(sub) -> None:
 
 def solve_report(inst: Instance, args) -> dict:
     """The JSON object of one solved instance."""
-    from ..search import solve
-    from ..search.cpsat import CPSATUnavailable
+    from schedules.search import solve
+    from schedules.search.cpsat import CPSATUnavailable
 
     try:
         res = solve(inst, time_limit=args.time_limit, engine=args.engine, workers=args.workers)

@@ -1,0 +1,58 @@
+"""pipebounds: bounds, exact optima and known schedules for pipeline parallelism under memory limits.
+
+The public face of the toolkit. The layers, lowest first (docs/architecture.md):
+
+- :mod:`schedules` — the model (:class:`Instance`, :class:`Op`, :class:`Schedule`), orders
+  documents, the validator and the exact ASAP simulator; generators of the known schedules and
+  rematerialization (:func:`fit_memory`);
+- :mod:`bounds` — lower bounds as formulas (sympy and exact evaluation), nothing else;
+- :mod:`schedules.constructions`, :mod:`schedules.search` — constructive optimal schedules and
+  exact solvers;
+- :mod:`pipebounds` — certification ("is the bound the optimum here, and why"), the report and
+  the command line.
+
+>>> import pipebounds as pb
+>>> inst = pb.Instance(P=4, m=8, K=1, f=1, b=2)
+>>> pb.lower_bound(inst).value
+Fraction(36, 1)
+>>> pb.simulate(pb.generate("1f1b", pb.Instance(P=4, m=8))).makespan
+Fraction(33, 1)
+"""
+
+from __future__ import annotations
+
+from importlib import metadata as _metadata
+
+from bounds import LowerBound, lower_bound
+from schedules import (DocumentError, Instance, InstanceError, Op, Schedule, SimulationResult,
+                       document_from_schedule, is_valid, read_schedule, schedule_from_document,
+                       simulate, validate, write_schedule)
+from schedules.generators import GENERATORS, generate
+from schedules.remat import fit_memory
+
+try:
+    __version__ = _metadata.version("pipebounds")
+except _metadata.PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+
+def solve(inst: Instance, *args, **kwargs):
+    """Exact search (:func:`schedules.search.solve`); imported on first use (it loads the solvers)."""
+    from schedules.search import solve as _solve
+
+    return _solve(inst, *args, **kwargs)
+
+
+def optimal_schedule(inst: Instance):
+    """A schedule proven optimal for an exact case (:func:`schedules.constructions.optimal_schedule`)."""
+    from schedules.constructions import optimal_schedule as _optimal
+
+    return _optimal(inst)
+
+
+__all__ = [
+    "__version__", "Instance", "InstanceError", "Op", "Schedule", "SimulationResult", "simulate",
+    "validate", "is_valid", "DocumentError", "schedule_from_document", "document_from_schedule",
+    "read_schedule", "write_schedule", "LowerBound", "lower_bound", "GENERATORS", "generate",
+    "fit_memory", "solve", "optimal_schedule",
+]

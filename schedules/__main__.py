@@ -1,7 +1,0 @@
-"""``python -m schedules`` runs the ``pipebounds`` command line."""
-
-import sys
-
-from .cli import main
-
-sys.exit(main())
