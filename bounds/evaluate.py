@@ -1,31 +1,125 @@
 """Exact evaluation of the lower bound of one instance.
 
-The bound is the maximum of the applicable terms; each term is a theorem of docs/theory.md.
-Modules contribute terms through a function ``terms(inst) -> list[(name, Fraction, exact)]``:
+The bound is the maximum of the applicable terms; each term is a theorem of docs/theory.md or
+docs/theory_multiwave.md, named by its id in :data:`TERM_IDS` (T0, T1, ..., MW9). Modules
+contribute terms through a function ``terms(inst) -> list[(name, value, exact)]``:
 :mod:`bounds.single_wave` for ``v = 1``, :mod:`bounds.multi_wave` for ``v >= 2``. ``exact`` is
-True when that term is proven equal to the optimum for this instance.
+True only where a *theorem* proves that term equal to the optimum for this instance (a pure
+condition on the instance: no search, no simulation). Exactness by an exhaustively checked
+range, a row of data/optima.jsonl, a certificate schedule or a solver proof is decided above the
+bounds, by :mod:`pipebounds.certify`.
+
+Cost: every bound is positively homogeneous in the durations (scaling ``f, b, b_I, b_W, c`` by
+``λ > 0`` scales it by ``λ``), so :func:`lower_bound` evaluates the terms on the instance with
+durations in integer units of ``1/unit`` (:class:`ScaledInstance`; Python integers instead of
+Fractions) and divides once at the end. Single wave: ``O(P)``; multi-wave: ``O(P v^2)`` (MW1)
+plus ``O(P v log(v m))`` (MW7), independent of ``m`` otherwise; instances above
+:data:`MULTI_WAVE_LIMIT` are refused with :class:`BoundLimitError`.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Optional, Union, cast
 
 from schedules.instance import Instance
+
+Value = Union[int, Fraction]
+
+TERM_IDS: dict[str, str] = {
+    "work": "T0", "critical_path": "T0",
+    "fill_drain": "T1", "memory_time": "T2", "single_slot": "T3",
+    "split_drain": "S1", "split_first_input": "S2", "split_memory_time": "S3",
+    "mw_gpu_subset": "MW1", "mw_fill_drain": "MW2", "mw_last_stage": "MW3",
+    "mw_vshape_pair": "MW4", "mw_looped_opt": "MW5", "mw_vshape_opt": "MW6",
+    "mw_memory_slots": "MW7", "mw_forced_remat": "MW8", "mw_vshape_forced_remat": "MW8",
+    "mw_single_slot": "MW9",
+}
+"""The theorem id (docs/theory.md, docs/theory_multiwave.md) of every term name. The exact case
+of ``mw_gpu_subset`` at ``m = 1, K = 1`` is MW8d (:func:`exact_theorem`)."""
+
+MULTI_WAVE_LIMIT = 1 << 20
+"""Largest ``P v^2`` the multi-wave bound evaluates (MW1 is quadratic in the ``2v`` or ``3v``
+op types of a GPU; about a second at the limit). Larger instances raise
+:class:`BoundLimitError`."""
+
+SINGLE_WAVE_LIMIT = 1 << 17
+"""Largest ``P`` the single-wave bound evaluates with finite ``K`` (T2, T3 and S3 are
+maxima over the ``P`` GPUs, ``O(P)``; about a second at the limit)."""
+
+
+class BoundLimitError(ValueError):
+    """The instance is larger than the bound evaluates (the message names the limit)."""
 
 
 @dataclass(frozen=True)
 class LowerBound:
-    """``value`` = max of ``terms`` (name -> exact value); ``exact`` iff proven equal to OPT."""
+    """``value`` = max of ``terms`` (name -> exact value); ``exact`` iff a theorem proves it
+    equal to OPT, ``theorem`` that theorem's id (None when not exact)."""
 
     value: Fraction
     terms: tuple[tuple[str, Fraction], ...]
     exact: bool = False
+    theorem: Optional[str] = None
+
+    def term_ids(self) -> tuple[str, ...]:
+        """The theorem id of every term, in order."""
+        return tuple(TERM_IDS[name] for name, _ in self.terms)
 
 
-def basic_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
-    """Terms valid for every instance: the busiest GPU's work ``v m (f+b)`` and one
+@dataclass(frozen=True)
+class ScaledInstance:
+    """An :class:`~schedules.instance.Instance` with its durations multiplied by ``unit`` (so
+    integers): the bound functions accept it in place of an Instance (same attributes) and
+    return values ``unit`` times the instance's."""
+
+    P: int
+    m: int
+    K: Optional[int]
+    v: int
+    placement: str
+    stage_to_rank: tuple[int, ...]
+    f: int
+    b: int
+    b_I: Optional[int]
+    b_W: Optional[int]
+    c: int
+
+    @property
+    def S(self) -> int:
+        return self.v * self.P
+
+    @property
+    def split(self) -> bool:
+        return self.b_I is not None
+
+    def gpu(self, s: int) -> int:
+        return self.stage_to_rank[s]
+
+    def stages_of(self, p: int) -> tuple[int, ...]:
+        return tuple(s for s, r in enumerate(self.stage_to_rank) if r == p)
+
+    def with_(self, **changes) -> "ScaledInstance":
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+
+def scaled(inst: Instance) -> ScaledInstance:
+    """``inst`` with integer durations in units of ``1/inst.unit``."""
+    u = inst.unit
+
+    def i(x):  # x * u, an integer (u is a multiple of x's denominator)
+        return x.numerator * (u // x.denominator)
+
+    return ScaledInstance(inst.P, inst.m, inst.K, inst.v, inst.placement, inst.stage_to_rank,
+                          i(inst.f), i(inst.b), None if inst.b_I is None else i(inst.b_I),
+                          None if inst.b_W is None else i(inst.b_W), i(inst.c))
+
+
+def basic_terms(inst: Instance) -> list[tuple[str, Value, bool]]:
+    """Terms valid for every instance (T0): the busiest GPU's work ``v m (f+b)`` and one
     microbatch's chain ``S f + S b`` (split: ``S f + S b_I + b_W``).
 
     The chain is exact for a single microbatch on a single wave (``m = 1, v = 1``: the chain
@@ -37,30 +131,59 @@ def basic_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
     work = inst.v * inst.m * (inst.f + inst.b)
     chain = inst.S * inst.f + (inst.S * inst.b_I + inst.b_W if inst.split else inst.S * inst.b)
     chain_exact = inst.m == 1 and inst.v == 1 and not inst.c
-    return [("work", Fraction(work), False), ("critical_path", Fraction(chain), chain_exact)]
+    return [("work", work, False), ("critical_path", chain, chain_exact)]
 
 
-def _module_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
-    name = "single_wave" if inst.v == 1 else "multi_wave"
-    try:
-        module = importlib.import_module(f"bounds.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"bounds.{name}":
-            return []
-        raise
-    return list(module.terms(inst))
+def check_limits(inst: Instance) -> None:
+    """Raise :class:`BoundLimitError` when ``inst`` is above :data:`MULTI_WAVE_LIMIT` or
+    :data:`SINGLE_WAVE_LIMIT`."""
+    if inst.v >= 2 and inst.P * inst.v * inst.v > MULTI_WAVE_LIMIT:
+        raise BoundLimitError(
+            f"the multi-wave bound evaluates P*v^2 <= {MULTI_WAVE_LIMIT} (MW1 is quadratic in v "
+            f"per GPU); got P={inst.P}, v={inst.v}")
+    if inst.v == 1 and inst.K is not None and inst.P > SINGLE_WAVE_LIMIT:
+        raise BoundLimitError(
+            f"the single-wave bound with finite K evaluates P <= {SINGLE_WAVE_LIMIT} "
+            f"(a maximum over the GPUs); got P={inst.P}")
+
+
+def exact_theorem(name: str, inst) -> str:
+    """The id of the theorem that makes term ``name`` exact for ``inst``."""
+    if name == "mw_gpu_subset":
+        return "MW8d"
+    if name == "critical_path":
+        return "T0"
+    if name == "fill_drain" and not (inst.K is None or inst.K >= min(inst.m, inst.P)):
+        return "T3c"
+    return TERM_IDS[name]
 
 
 def lower_bound(inst: Instance) -> LowerBound:
     """The best proven lower bound on the makespan of every feasible schedule of ``inst``.
 
+    Never searches or simulates: ``exact`` only for a theorem's exact case.
+
     >>> lb = lower_bound(Instance(P=3, m=4, K=1, f=3, b=2))
     >>> lb.value, lb.exact, dict(lb.terms)["single_slot"]
-    (Fraction(34, 1), True, Fraction(34, 1))
+    (Fraction(34, 1), False, Fraction(34, 1))
+    >>> lower_bound(Instance(P=2, m=4, K=1, f=3, b=2)).theorem
+    'T3'
     """
-    terms = basic_terms(inst) + _module_terms(inst)
-    value = max(t[1] for t in terms)
+    from . import multi_wave, single_wave
+
+    check_limits(inst)
+    view = cast(Instance, scaled(inst))
+    module = single_wave if inst.v == 1 else multi_wave
+    raw = basic_terms(view) + list(module.terms(view))
+    u = inst.unit
+    terms = tuple((n, Fraction(x, u) if isinstance(x, int) else x / u) for n, x, _ in raw)
+    value = max(x for _, x in terms)
+    theorem = None
     # every exactness proof assumes no communication delay (MODEL.md: c = 0 unless given); with
     # c > 0 the bounds stay valid (delays only lengthen schedules) but OPT may exceed them
-    exact = not inst.c and any(ex and val == value for _, val, ex in terms)
-    return LowerBound(value, tuple((n, v) for n, v, _ in terms), exact)
+    if not inst.c:
+        for (name, x), (_, _, ex) in zip(terms, raw):
+            if ex and x == value:
+                theorem = exact_theorem(name, inst)
+                break
+    return LowerBound(value, terms, theorem is not None, theorem)

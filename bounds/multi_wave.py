@@ -55,6 +55,7 @@ import sympy as sp
 
 from schedules.instance import Instance
 
+from .single_wave import single_slot_waste, slot_edge
 from .symbols import K, P, b, b_I, b_W, f, m, v
 
 Term = tuple[str, Fraction, bool]
@@ -144,7 +145,6 @@ def memory_slots_gpu_expr(lengths: Iterable, head, tail, work, release=None) -> 
     fused), a recomputed one at least ``f + b`` (its ``R`` then its ``B``) and costs ``f`` more
     work.
     """
-    from .single_wave import slot_edge
 
     Ls = list(lengths)
     n = len(Ls)
@@ -230,23 +230,53 @@ def single_slot_value(inst: Instance) -> Optional[Fraction]:
     >>> single_slot_value(Instance(P=2, m=4, v=2, K=2, placement="looped", f=2, b=1))
     Fraction(30, 1)
     """
-    from .single_wave import single_slot_waste
-
     if inst.K is None or inst.v < 2 or inst.K > inst.v or (inst.split and inst.K != 1):
         return None
     bc, last = (inst.b_I, "I") if inst.split else (inst.b, "B")
     Bx, n, best = inst.f + inst.b, (inst.v - inst.K + 1) * inst.m, None
-    for p in range(inst.P):
-        types = {(kind, s): (head, tail) for kind, s, head, tail, _ in op_types(inst, p)}
-        st = inst.stages_of(p)
-        lo, top = min(st), max(st)
+    chain = single_slot_chain(inst) if inst.K == 1 else None
+    for p, st in enumerate(stages_by_gpu(inst)):
+        lo, top = st[0], st[-1]
         G = (inst.S - top - 1) * (inst.f + bc)
-        span = inst.v * inst.m * Bx + min(single_slot_waste(n, G, inst.f, x_)
-                                          for x_ in range(inst.m + 1))
-        after = types[(last, lo)][1] - (inst.b_W if inst.split else 0)
-        val = types[("F", lo)][0] + span + after
+        span = inst.v * inst.m * Bx + min_single_slot_waste(n, G, inst.f, inst.m)
+        head_F, tail_last = _head_tail(inst, chain, "F", lo)[0], _head_tail(inst, chain, last, lo)[1]
+        val = head_F + span + tail_last - (inst.b_W if inst.split else 0)
         best = val if best is None else max(best, val)
     return best
+
+
+def min_single_slot_waste(n: int, G, f_, x_max: int):
+    """``min_{0 <= x <= x_max} single_slot_waste(n, G, f, x)`` in ``O(1)``: the waste is convex
+    and piecewise linear in ``x`` (slopes ``-f``, ``(c+2) r0 - f``, ``G``; breakpoints
+    ``n/(c+2)`` and ``n/(c+1)``, ``c = floor(G/f)``, ``r0 = G - c f``; docs/theory.md §5), so
+    its minimum over the integers of an interval is at the floor or ceiling of a breakpoint or
+    at an end of the interval."""
+    c = G // f_
+    cands = {0, x_max, n // (c + 2), -(-n // (c + 2)), n // (c + 1), -(-n // (c + 1))}
+    return min(single_slot_waste(n, G, f_, x_) for x_ in cands if 0 <= x_ <= x_max)
+
+
+def _head_tail(inst: Instance, chain, kind: str, s: int):
+    """``(head, tail)`` of op type ``(kind, s)``: :func:`single_slot_chain`'s when given (``K =
+    1``), else the table of the module docstring."""
+    if chain is not None:
+        return chain[(kind, s)][:2]
+    S, f_ = inst.S, inst.f
+    if kind == "F":
+        return s * f_, (S - 1 - s) * f_ + (S * inst.b_I + inst.b_W if inst.split else S * inst.b)
+    if kind == "B":
+        return S * f_ + (S - 1 - s) * inst.b, s * inst.b
+    if kind == "I":
+        return S * f_ + (S - 1 - s) * inst.b_I, s * inst.b_I + inst.b_W
+    return S * f_ + (S - s) * inst.b_I, 0
+
+
+def stages_by_gpu(inst: Instance) -> list[tuple[int, ...]]:
+    """The stages of every GPU, increasing (``inst.stages_of(p)`` for all ``p`` in ``O(S)``)."""
+    out: list[list[int]] = [[] for _ in range(inst.P)]
+    for s, g in enumerate(inst.stage_to_rank):
+        out[g].append(s)
+    return [tuple(st) for st in out]
 
 
 # --------------------------------------------------------------------------- MW1 subset bound
@@ -263,57 +293,92 @@ def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, F
     backward of ``(j, s)``, and release of ``(j, s') -> R(j, s)``. Valid for every placement.
     Cached per instance (``op_types`` asks for it once per GPU); do not mutate the result.
     """
-    S, f_ = inst.S, inst.f
-    back = ("I", "W") if inst.split else ("B",)
-    dur = {"F": f_, "R": f_, "B": inst.b, "I": inst.b_I, "W": inst.b_W}
-    release = back[-1]
+    S, f_, split = inst.S, inst.f, inst.split
+    b0 = inst.b_I if split else inst.b          # the chain's backward op: I split, B fused
+    bW = inst.b_W if split else 0
+    k0 = "I" if split else "B"
     gpu = inst.stage_to_rank
-    preds: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    top: dict[int, int] = {}
     for s_ in range(S):
-        preds[("F", s_)] = [("F", s_ - 1)] if s_ else []
-        first = ("F", S - 1) if s_ == S - 1 else (back[0], s_ + 1)
-        preds[(back[0], s_)] = [first]
-        if inst.split:
-            preds[("W", s_)] = [("I", s_)]
-        above = [t for t in range(s_ + 1, S) if gpu[t] == gpu[s_]]
-        if above:
-            preds[("R", s_)] = [("F", s_)] + [(release, t) for t in above]
-            preds[(back[0], s_)].append(("R", s_))
-    succs: dict[tuple[str, int], list[tuple[str, int]]] = {n: [] for n in preds}
-    for n, ps in preds.items():
-        for q in ps:
-            succs[q].append(n)
-
-    @lru_cache(maxsize=None)
-    def head(n):
-        return max((head(q) + dur[q[0]] for q in preds[n]), default=Fraction(0))
-
-    @lru_cache(maxsize=None)
-    def tail(n):
-        return max((dur[q[0]] + tail(q) for q in succs[n]), default=Fraction(0))
-
-    return {n: (head(n), tail(n), dur[n[0]]) for n in preds}
+        top[gpu[s_]] = s_
+    has_R = [s_ < top[gpu[s_]] for s_ in range(S)]
+    # heads, in topological order: the forwards, then per stage downwards R, B (or I, W);
+    # R(s) waits for F(s) and for the releases of the GPU's stages above s (already placed)
+    hF = [s_ * f_ for s_ in range(S)]
+    hR: dict[int, object] = {}
+    hB = [0] * S
+    rel_end: dict[int, object] = {}
+    prev_end = hF[S - 1] + f_
+    for s_ in range(S - 1, -1, -1):
+        g, start = gpu[s_], prev_end
+        if has_R[s_]:
+            hR[s_] = max(hF[s_] + f_, rel_end[g])
+            start = max(start, hR[s_] + f_)
+        hB[s_] = start
+        prev_end = start + b0
+        end = prev_end + bW
+        rel_end[g] = max(rel_end[g], end) if g in rel_end else end
+    # tails, in reverse topological order; a release of stage t precedes R(s) for every lower
+    # s of the same GPU (rmax: the longest such continuation seen so far on that GPU)
+    tB = [0] * S
+    tW = [0] * S
+    tR: dict[int, object] = {}
+    rmax: dict[int, object] = {}
+    for s_ in range(S):
+        g = gpu[s_]
+        after_rel = rmax.get(g, 0)
+        down = b0 + tB[s_ - 1] if s_ else 0
+        if split:
+            tW[s_] = after_rel
+            tB[s_] = max(down, bW + tW[s_])
+        else:
+            tB[s_] = max(down, after_rel)
+        if has_R[s_]:
+            tR[s_] = b0 + tB[s_]
+            rmax[g] = max(rmax[g], f_ + tR[s_]) if g in rmax else f_ + tR[s_]
+    tF = [0] * S
+    nxt = b0 + tB[S - 1]
+    for s_ in range(S - 1, -1, -1):
+        tF[s_] = max(nxt, f_ + tR[s_]) if has_R[s_] else nxt
+        nxt = f_ + tF[s_]
+    out = {}
+    for s_ in range(S):
+        out[("F", s_)] = (hF[s_], tF[s_], f_)
+        if has_R[s_]:
+            out[("R", s_)] = (hR[s_], tR[s_], f_)
+        out[(k0, s_)] = (hB[s_], tB[s_], b0)
+        if split:
+            out[("W", s_)] = (hB[s_] + b0, tW[s_], bW)
+    return out
 
 
 def op_types(inst: Instance, p: int) -> list[tuple[str, int, Fraction, Fraction, Fraction]]:
     """The op types of GPU ``p``: ``(kind, stage, head, tail, duration)`` (table above; with
     ``K = 1`` the forced recomputations ``R`` too and the longer chains of
     :func:`single_slot_chain`)."""
+    return all_op_types(inst)[p]
+
+
+def all_op_types(inst: Instance) -> list[list[tuple]]:
+    """:func:`op_types` of every GPU, in ``O(S)``."""
+    out: list[list[tuple]] = [[] for _ in range(inst.P)]
+    gpu = inst.stage_to_rank
     if inst.K == 1:
-        chain = single_slot_chain(inst)
-        return [(kind, s, *chain[(kind, s)]) for kind, s in chain
-                if inst.stage_to_rank[s] == p]
-    S, f_, out = inst.S, inst.f, []
-    for s in inst.stages_of(p):
+        for (kind, s), (head, tail, dur) in single_slot_chain(inst).items():
+            out[gpu[s]].append((kind, s, head, tail, dur))
+        return out
+    S, f_ = inst.S, inst.f
+    for s in range(S):
+        o = out[gpu[s]]
         if inst.split:
             bI, bW = inst.b_I, inst.b_W
-            out.append(("F", s, s * f_, (S - 1 - s) * f_ + S * bI + bW, f_))
-            out.append(("I", s, S * f_ + (S - 1 - s) * bI, s * bI + bW, bI))
-            out.append(("W", s, S * f_ + (S - s) * bI, Fraction(0), bW))
+            o.append(("F", s, s * f_, (S - 1 - s) * f_ + S * bI + bW, f_))
+            o.append(("I", s, S * f_ + (S - 1 - s) * bI, s * bI + bW, bI))
+            o.append(("W", s, S * f_ + (S - s) * bI, 0, bW))
         else:
             b_ = inst.b
-            out.append(("F", s, s * f_, (S - 1 - s) * f_ + S * b_, f_))
-            out.append(("B", s, S * f_ + (S - 1 - s) * b_, s * b_, b_))
+            o.append(("F", s, s * f_, (S - 1 - s) * f_ + S * b_, f_))
+            o.append(("B", s, S * f_ + (S - 1 - s) * b_, s * b_, b_))
     return out
 
 
@@ -362,22 +427,25 @@ def gpu_subset_best(inst: Instance) -> tuple[Fraction, int, tuple[tuple[str, int
     >>> gpu_subset_best(Instance(P=3, m=3, v=2, placement="vshape", f=1, b=2))[0]
     Fraction(26, 1)
     """
-    best: Optional[tuple[Fraction, int, tuple]] = None
-    for p in range(inst.P):
-        types = op_types(inst, p)
-        hs = sorted({t[2] for t in types})
-        qs = sorted({t[3] for t in types})
-        for h in hs:
-            for q in qs:
-                chosen = [t for t in types if t[2] >= h and t[3] >= q]
-                if not chosen:
-                    continue
-                val = (min(t[2] for t in chosen) + inst.m * sum(t[4] for t in chosen)
-                       + min(t[3] for t in chosen))
+    best: Optional[tuple] = None
+    m_ = inst.m
+    for p, types in enumerate(all_op_types(inst)):
+        types = sorted(types, key=lambda t: -t[3])   # by tail, longest first
+        for h in sorted({t[2] for t in types}):
+            # the sets {head >= h, tail >= q} for every q, growing as q falls: O(n) per h
+            chosen = [t for t in types if t[2] >= h]
+            min_head, work = None, 0
+            for i, t in enumerate(chosen):
+                min_head = t[2] if min_head is None else min(min_head, t[2])
+                work += t[4]
+                if i + 1 < len(chosen) and chosen[i + 1][3] == t[3]:
+                    continue                      # same tail: the set is not complete yet
+                val = min_head + m_ * work + t[3]
                 if best is None or val > best[0]:
-                    best = (val, p, tuple((t[0], t[1]) for t in chosen))
+                    best = (val, p, chosen, i + 1)
     assert best is not None
-    return best
+    val, p, chosen, k = best
+    return val, p, tuple((u[0], u[1]) for u in chosen[:k])
 
 
 def gpu_subset_value(inst: Instance) -> Fraction:
@@ -397,32 +465,44 @@ def memory_slots_value(inst: Instance) -> Optional[Fraction]:
     >>> memory_slots_value(Instance(P=2, m=4, v=2, K=1, f=1, b=2))
     Fraction(31, 1)
     """
-    from .single_wave import slot_edge
-
     if inst.K is None:
         return None
-    S, f_, b_ = inst.S, inst.f, inst.b
+    S, f_, b_, K_, m_ = inst.S, inst.f, inst.b, inst.K, inst.m
     best = None
-    for p in range(inst.P):
-        stages = inst.stages_of(p)
-        lo = min(stages)
+    for stages in stages_by_gpu(inst):
+        lo = stages[0]
+        # round trips, one group of m equal values per stage, shortest (highest stage) first
         if inst.split:
-            Ls = sorted(((S - s) * (f_ + inst.b_I) + inst.b_W)
-                        for s in stages for _ in range(inst.m))
-            tail = Fraction(0)
+            Ls = [(S - s) * (f_ + inst.b_I) + inst.b_W for s in reversed(stages)]
+            tail = 0
         else:
-            Ls = sorted(((S - s) * (f_ + b_)) for s in stages for _ in range(inst.m))
+            Ls = [(S - s) * (f_ + b_) for s in reversed(stages)]
             tail = lo * b_
-        head = lo * f_
-        work = len(Ls) * (f_ + b_)
-        n = len(Ls)
-        prefix = [Fraction(0)]
-        for L in Ls:
-            prefix.append(prefix[-1] + L)
-        edge = slot_edge(min(inst.K, n), f_, inst.b_W if inst.split else b_)
-        inner = min(max(work + xx * f_, (prefix[n - xx] + xx * (f_ + b_) + edge) / inst.K)
-                    for xx in range(n + 1))
-        val = head + tail + inner
+        n = len(Ls) * m_
+        work = n * (f_ + b_)
+        edge = slot_edge(min(K_, n), f_, inst.b_W if inst.split else b_)
+        fb = f_ + b_
+        # x recomputed activations (the x longest round trips): busy(x) = (work + x f) K rises,
+        # slots(x) = (sum of the n - x shortest) + x (f + b) + E does not (a round trip is
+        # >= f + b); the minimum of their max is at the first x where busy >= slots or just
+        # before. Walk the groups of m equal round trips, longest first: O(v).
+        total = m_ * sum(Ls) + edge
+        x0, x_cross = 0, n
+        for L in reversed(Ls):
+            slope = f_ * K_ + L - fb
+            diff0 = (work + x0 * f_) * K_ - (total + x0 * fb)
+            if diff0 + m_ * slope >= 0:
+                x_cross = x0 + (0 if diff0 >= 0 else -(diff0 // slope))
+                break
+            total -= m_ * L
+            x0 += m_
+        inner = None
+        for x_ in {max(x_cross - 1, 0), x_cross}:
+            full, part = divmod(x_, m_)        # groups removed whole, then part of the next
+            kept = m_ * sum(Ls[:len(Ls) - full]) - (part * Ls[len(Ls) - full - 1] if part else 0)
+            val = max((work + x_ * f_) * K_, kept + x_ * fb + edge)
+            inner = val if inner is None else min(inner, val)
+        val = lo * f_ + tail + Fraction(inner) / K_
         if best is None or val > best:
             best = val
     return best
@@ -470,25 +550,19 @@ def vshape_opt_value(inst: Instance) -> Fraction:
 
 
 def exact_case(inst: Instance) -> Optional[str]:
-    """Which proven exact case ``inst`` is in (``"looped"`` for MW5, ``"vshape"`` for MW6), or
-    None. Memory must not bind: ``K`` None or at least the peak of the optimal construction
-    (``v m`` for looped; the certificate's peak for vshape)."""
+    """Which theorem's exact case ``inst`` is in (a pure condition, no search): ``"looped"``
+    for MW5 (fused looped, ``K`` None or ``K >= v m``, the breadth-first schedule's peak),
+    ``"vshape"`` for MW6's closed forms (fused vshape, ``v = 2``, ``K`` None, and ``m <= P``
+    (MW6b) or ``f = b`` with ``P | m`` (MW6a)), or None. Elsewhere MW6 holds per instance when a
+    certificate schedule reaches MW1; that is decided by :mod:`pipebounds.certify`."""
     if inst.v < 2 or inst.split or not _named(inst):
         return None
     if inst.placement == "looped":
         return "looped" if inst.K is None or inst.K >= inst.v * inst.m else None
     if inst.placement == "vshape" and inst.v == 2 and inst.K is None and (
             inst.m <= inst.P or (inst.f == inst.b and inst.m % inst.P == 0)):
-        return "vshape"  # MW6b / MW6a closed forms, no need to build the schedule
-    if inst.placement == "vshape" and _vshape_certified(inst):
-        return "vshape"
+        return "vshape"  # MW6b / MW6a closed forms
     return None
-
-
-def _vshape_certified(inst: Instance) -> bool:
-    """A certificate schedule exists (makespan = MW1) and fits in ``K``."""
-    from schedules.constructions.multi_wave import optimal_schedule
-    return optimal_schedule(inst) is not None
 
 
 def single_microbatch_exact(inst: Instance) -> bool:

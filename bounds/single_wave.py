@@ -34,10 +34,7 @@ Theorems (numbering of docs/theory.md):
 
 from __future__ import annotations
 
-import itertools
 from fractions import Fraction
-from functools import lru_cache
-from math import floor
 from typing import Optional
 
 import sympy as sp
@@ -83,8 +80,9 @@ def slot_edge(k, f_, b_release):
     ``(i-1) f`` after it opens and the ``i``-th last release ends ``(i-1) b_release`` before it
     closes, so at most ``i`` activations are live in those stretches. Works for numbers and
     sympy expressions alike (exact: Fractions for numbers)."""
-    half = sp.Rational(1, 2) if isinstance(k, sp.Basic) else Fraction(1, 2)
-    return half * k * (k - 1) * (f_ + b_release)
+    if isinstance(k, sp.Basic) or isinstance(f_, sp.Basic) or isinstance(b_release, sp.Basic):
+        return sp.Rational(1, 2) * k * (k - 1) * (f_ + b_release)
+    return (k * (k - 1) // 2) * (f_ + b_release)  # k (k - 1) is even: exact for ints and Fractions
 
 
 def memory_time_gpu_expr() -> sp.Expr:
@@ -120,19 +118,21 @@ def _memory_time_min(m_: int, d: int, K_: int, f_: Fraction, work_B: Fraction,
                      hold_kept: Fraction, hold_remat: Fraction,
                      edge: Fraction = Fraction(0)) -> Fraction:
     """``min_r max(m work_B + r f, ((m - r) hold_kept + r hold_remat + edge) / K)`` over
-    integer r."""
+    integer r, exactly (durations may be ints or Fractions; the result is a Fraction).
+    ``O(1)``: the minimum is at the floor or ceiling of the crossing ``r*``."""
     denom = K_ * f_ + hold_kept - hold_remat
     num = m_ * (hold_kept - K_ * work_B) + edge
     if num <= 0:
-        cands = [0]
+        cands: tuple[int, ...] = (0,)
     else:
-        rs = num / denom
-        cands = sorted({max(0, min(m_, floor(rs))), max(0, min(m_, -floor(-rs)))})
-
-    def val(r):
-        return max(m_ * work_B + r * f_, ((m_ - r) * hold_kept + r * hold_remat + edge) / K_)
-
-    return min(val(r) for r in cands)
+        lo = num // denom
+        cands = (max(0, min(m_, lo)), max(0, min(m_, lo + (lo * denom != num))))
+    best = None
+    for r in cands:  # max(work, slots / K) as a numerator over K: one Fraction in the end
+        val = max((m_ * work_B + r * f_) * K_, (m_ - r) * hold_kept + r * hold_remat + edge)
+        if best is None or val < best:
+            best = val
+    return Fraction(best) / K_
 
 
 def memory_time_gpu_value(inst: Instance, gpu: int) -> Fraction:
@@ -222,7 +222,7 @@ def single_slot_choice(inst: Instance, gpu: int) -> tuple[int, Fraction]:
     """``(x, W)``: the number of activations GPU ``gpu`` keeps in T3's minimum, and ``W``."""
     d = inst.P - gpu
     bc = _chain_op(inst)
-    c = floor((d - 1) * (inst.f + bc) / inst.f)
+    c = ((d - 1) * (inst.f + bc)) // inst.f
     m_ = inst.m
     cands = sorted({m_ // (c + 2), -(-m_ // (c + 2)), m_ // (c + 1), -(-m_ // (c + 1))})
     best = min((_single_slot_W(m_, d, inst.f, inst.b, xx, bc), xx) for xx in cands)
@@ -266,8 +266,9 @@ def split_drain_value(inst: Instance) -> Fraction:
     """
     keep = inst.m if inst.K is None else min(inst.K, inst.m)
     work = inst.m * (inst.f + inst.b)
-    return max(q * inst.f + work + max(Fraction(0), q * inst.b_I - (keep - 1) * inst.b_W)
-               for q in range(inst.P))
+    # convex in q (a linear function plus the max of two), so the maximum is at q = 0 or P - 1
+    q = inst.P - 1
+    return max(work, q * inst.f + work + max(0, q * inst.b_I - (keep - 1) * inst.b_W))
 
 
 def split_first_input_expr() -> sp.Expr:
@@ -337,122 +338,35 @@ def single_group_split_exact(inst: Instance) -> bool:
             and (inst.m - 2) * inst.f <= inst.b_I)
 
 
-SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
-"""The range over which T3 = OPT was confirmed by exact search independent of the bound
-(docs/theory.md, section 5; the fused ``K = 1`` rows of data/optima.jsonl): every ratio
-``f : b`` of two durations of the grid."""
-
-SPLIT_SINGLE_SLOT_CHECKED = {"P": 4, "m": 6, "durations": (1, 2, 3)}
-"""The same for T3's split form (docs/theory.md, section 6; the split ``K = 1`` rows): every
-ratio ``f : b_I : b_W`` of three durations of the grid."""
-
-CERTIFICATE_MAX_SIZE = 128
-"""Largest ``P * m`` for which :func:`single_slot_exact` tries the construction as a
-certificate (above this size ``lower_bound`` stays fast and claims exactness only by theorem
-and on the checked range)."""
-
-SPLIT_CERTIFICATE_MAX_SIZE = 4096
-"""Largest ``P * m`` for which :func:`split_nonbinding_certified` builds its greedy schedules
-(``O(P m log(P m))``; about 0.05 s at ``P m = 4096``)."""
-
-CERTIFICATE_NODES = 300
-"""Node budget of the certificate attempt, per ``P m`` (the bounded search of
-:func:`schedules.constructions.single_wave.single_slot_search`; well under a second)."""
-
-
-def _proportional(durs: tuple, grid) -> bool:
-    """``durs`` is a positive multiple of some tuple of grid values (same length)."""
-    return any(all(g * durs[0] == t[0] * d_ for g, d_ in zip(t, durs))
-               for t in itertools.product(grid, repeat=len(durs)))
-
-
-def single_slot_checked(inst: Instance) -> bool:
-    """True when ``inst`` lies in the range where T3 = OPT was confirmed by exact search
-    (any instance with the same ``P``, ``m`` and duration *ratio* (``f : b``, split
-    ``f : b_I : b_W``) as a checked one: scaling all durations scales every makespan)."""
-    if inst.K != 1 or inst.c or inst.v != 1:
-        return False
-    rng = SPLIT_SINGLE_SLOT_CHECKED if inst.split else SINGLE_SLOT_CHECKED
-    if inst.P > rng["P"] or inst.m > rng["m"]:
-        return False
-    durs = (inst.f, inst.b_I, inst.b_W) if inst.split else (inst.f, inst.b)
-    return _proportional(durs, rng["durations"])
-
-
-@lru_cache(maxsize=4096)
-def single_slot_certified(inst: Instance) -> bool:
-    """True when the ``K = 1`` construction of :mod:`schedules.constructions.single_wave`
-    returns a schedule for ``inst``: it returns one only when the schedule is valid, holds one
-    activation per GPU and its simulated makespan equals T3, so T3 = OPT for ``inst`` (a valid
-    bound met by a feasible schedule). Tried only up to ``P m <= CERTIFICATE_MAX_SIZE``
-    (fused backward: the bounded search builds fused schedules)."""
-    if inst.split or inst.K != 1 or inst.c or inst.v != 1:
-        return False
-    if inst.P * inst.m > CERTIFICATE_MAX_SIZE:
-        return False
-    from schedules.constructions.single_wave import single_slot_schedule
-
-    return single_slot_schedule(inst, nodes=CERTIFICATE_NODES * inst.P * inst.m,
-                                quick=True) is not None
-
-
 def single_slot_exact(inst: Instance) -> bool:
-    """T3 (fused or split form) is proven equal to the optimum of ``inst``: for ``P <= 2`` at
-    every size (Theorem 3b, docs/theory.md: the explicit two-GPU schedule reaches it), split
-    with ``m <= 2 + b_I/f`` (Theorem 3c, split form; fused, Theorem 3c makes T1 exact), inside
-    the exhaustively checked range (:func:`single_slot_checked`), or, fused, by a certificate
-    schedule (:func:`single_slot_certified`). T3 is *not* exact in general (``P = 3, m = 12,
-    f = 5, b = 3``: T3 = 144 < OPT = 146).
+    """T3 (fused or split form) is *proven* equal to the optimum of ``inst`` by a theorem (a pure
+    condition, no search): ``P <= 2`` at every size (Theorem 3b, docs/theory.md: the explicit
+    two-GPU schedule reaches it; ``P = 1`` is the chain), or split with ``m <= 2 + b_I/f``
+    (Theorem 3c, split form; fused, Theorem 3c makes T1 exact). T3 is *not* exact in general
+    (``P = 3, m = 12, f = 5, b = 3``: T3 = 144 < OPT = 146). Exactness on the exhaustively
+    checked range, by a table row or by a certificate schedule is decided above the bounds, by
+    :mod:`pipebounds.certify`.
 
-    >>> single_slot_exact(Instance(P=3, m=10, K=1, f=1, b=2))  # outside the range: certificate
+    >>> single_slot_exact(Instance(P=2, m=10, K=1, f=1, b=2))
     True
+    >>> single_slot_exact(Instance(P=3, m=10, K=1, f=1, b=2))  # a certificate, not a theorem
+    False
     """
     if inst.K != 1 or inst.c or inst.v != 1:
         return False
-    return (inst.P <= 2 or single_group_split_exact(inst) or single_slot_checked(inst)
-            or single_slot_certified(inst))
-
-
-def split_nonbinding_certified(inst: Instance) -> bool:
-    """Split backward, ``v = 1``, memory not binding (``K`` None or ``>= m``), no delay: one of
-    the two greedy list schedules of :func:`split_nonbinding_schedule` reaches
-    ``max(S1, S2)``, so that bound is the optimum of ``inst`` (a certificate; docs/theory.md
-    section 6). ``O(P m log(P m))``."""
-    return split_nonbinding_schedule(inst) is not None
-
-
-@lru_cache(maxsize=4096)
-def split_nonbinding_schedule(inst: Instance):
-    """The greedy list schedule (``I`` first, then ``F``, then ``W``, oldest microbatch
-    first; :func:`schedules.generators.list_scheduler.list_schedule`), never idle or holding a
-    forward back for a backward about to arrive, whichever reaches ``max(S1, S2)``; None if
-    neither does or ``inst`` is not split with memory not binding and no delay. Cached: the
-    certificate of ``lower_bound`` and ``optimal_schedule`` build it once per instance."""
-    if not inst.split or inst.v != 1 or inst.c or (inst.K is not None and inst.K < inst.m):
-        return None
-    if inst.P * inst.m > SPLIT_CERTIFICATE_MAX_SIZE:
-        return None
-    from schedules.generators.list_scheduler import list_schedule
-    from schedules.simulate import simulate
-
-    target = max(split_drain_value(inst), split_first_input_value(inst))
-    for hold in (False, True):
-        sched = list_schedule(inst, split=True, hold_forward=hold,
-                              source="greedy I>F>W (reaches max(S1, S2))")
-        res = simulate(sched)
-        if res.valid and res.makespan == target:
-            return sched
-    return None
+    return inst.P <= 2 or single_group_split_exact(inst)
 
 
 # --------------------------------------------------------------------------- the hook
 def terms(inst: Instance) -> list[Term]:
     """The single-wave terms for ``inst`` (``v = 1``): ``(name, exact value, exact?)``.
 
-    ``exact`` is True only where the term is proven equal to the optimum: T1 when memory does
-    not bind (Theorem 1 + 1F1B) and T3 where :func:`single_slot_exact` holds (the exhaustively
-    checked range, or a certificate schedule reaching it); for
+    ``exact`` is True only where a theorem proves the term equal to the optimum (a pure
+    condition): T1 when memory does not bind (Theorem 1 + 1F1B) or ``m <= 2 + b/f``
+    (Theorem 3c), T3 where :func:`single_slot_exact` holds (Theorems 3b, 3c split); for
     ``m = 1`` the chain term (basic) is exact, which :func:`bounds.evaluate.lower_bound` marks.
+    The checked ranges, the table of optima and certificate schedules are the certification
+    layer's (:mod:`pipebounds.certify`).
     """
     if inst.v != 1:
         raise ValueError("bounds.single_wave.terms needs v = 1")
@@ -465,10 +379,8 @@ def terms(inst: Instance) -> list[Term]:
         if inst.K == 1:
             out.append(("single_slot", single_slot_value(inst), single_slot_exact(inst)))
     else:
-        s1, s2 = split_drain_value(inst), split_first_input_value(inst)
-        cert = split_nonbinding_certified(inst)
-        out.append(("split_drain", s1, cert and s1 >= s2))
-        out.append(("split_first_input", s2, cert and s2 > s1))
+        out.append(("split_drain", split_drain_value(inst), False))
+        out.append(("split_first_input", split_first_input_value(inst), False))
         if inst.K is not None and inst.K < inst.m:
             out.append(("split_memory_time", split_memory_time_value(inst), False))
         if inst.K == 1:
@@ -482,10 +394,7 @@ __all__ = [
     "memory_time_value", "single_slot_W_expr", "single_slot_gpu_expr", "single_slot_choice",
     "single_slot_gpu_value", "single_slot_value", "split_drain_gpu_expr", "split_drain_value",
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
-    "split_memory_time_value", "nonbinding_memory", "single_slot_checked",
-    "single_slot_certified", "single_slot_exact", "single_slot_waste", "single_group_exact",
-    "single_group_split_exact", "split_nonbinding_certified", "split_nonbinding_schedule",
-    "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED", "CERTIFICATE_MAX_SIZE",
-    "SPLIT_CERTIFICATE_MAX_SIZE",
-    "CERTIFICATE_NODES", "terms", "p", "x",
+    "split_memory_time_value", "nonbinding_memory",
+    "single_slot_exact", "single_slot_waste", "single_group_exact",
+    "single_group_split_exact", "terms", "p", "x",
 ]

@@ -2,9 +2,11 @@
 
 For each *setting* (a base instance: single-wave fused, single-wave split, two waves looped,
 two waves V-shape) and each memory limit ``K`` from 1 to the largest peak any schedule reaches
-(and unconstrained), the report gives the lower bound ``LB(K)`` (flagged when proven exact), the
-optimum ``OPT(K)`` where a constructive optimal schedule exists, and the makespan of every known
-schedule family fitted to ``K`` with rematerialization (:func:`schedules.remat.fit_memory`).
+(and unconstrained), the report gives the lower bound ``LB(K)`` (starred when proven exact), the
+optimum ``OPT(K)`` wherever it is known on any basis of :mod:`pipebounds.certify` (a theorem, a
+checked range, a row of data/optima.jsonl, a schedule reaching the bound: the constructions and
+the fitted families below are tried as certificates), and the makespan of every known schedule
+family fitted to ``K`` with rematerialization (:func:`schedules.remat.fit_memory`).
 Every number is exact; every schedule is validated before it is reported.
 
 :func:`build_report` returns the data; :func:`write_report` writes ``report.json``, a text table
@@ -43,6 +45,7 @@ class Row:
     exact: bool
     optimum: Optional[Fraction]
     makespans: dict = field(default_factory=dict)  # family -> Fraction (None: not valid at K)
+    basis: Optional[str] = None  # the evidence for optimum (pipebounds.certify.BASES)
 
 
 @dataclass(frozen=True)
@@ -70,10 +73,10 @@ def _families_for(inst: Instance) -> dict:
 
 def setting_report(name: str, inst: Instance) -> SettingReport:
     """Bounds, optima and fitted schedules of one setting for every ``K``."""
-    from bounds import lower_bound
-
     from schedules.constructions import optimal_schedule
     from schedules.remat import fit_memory
+
+    from .certify import certify
 
     base = _families_for(inst)
     peaks = {}
@@ -86,20 +89,22 @@ def setting_report(name: str, inst: Instance) -> SettingReport:
     rows = []
     for K in list(range(1, k_max + 1)) + [None]:
         kinst = inst.with_(K=K)
-        lb = lower_bound(kinst)
+        candidates = []
         opt_sched = optimal_schedule(kinst)
-        optimum = None
         if opt_sched is not None:
             res = simulate(opt_sched)
             if not res.valid:
                 raise AssertionError(f"optimal construction invalid at K={K}: {res.errors[:2]}")
-            optimum = res.makespan
+            candidates.append((opt_sched, res))
         spans = {}
         for fam, sched in base.items():
             fitted = fit_memory(sched.with_instance(kinst), K) if K is not None else sched
             res = simulate(fitted)
             spans[fam] = res.makespan if res.valid else None
-        rows.append(Row(K, lb.value, lb.exact, optimum, spans))
+            if res.valid:
+                candidates.append((fitted, res))
+        cert = certify(kinst, schedules=candidates)
+        rows.append(Row(K, cert.value, cert.exact, cert.optimum, spans, cert.basis))
     return SettingReport(name, inst, tuple(base), peaks, tuple(rows))
 
 
@@ -124,17 +129,20 @@ def format_text(reports: list[SettingReport]) -> str:
         lines.append(f"== {rep.name}: P={inst.P} m={inst.m} v={inst.v} {inst.placement} {dur}")
         peaks = "  ".join(f"{fam} {rep.natural_peak[fam]}" for fam in rep.families)
         lines.append(f"   natural peak memory: {peaks}")
-        head = ["K", "LB", "OPT"] + list(rep.families)
+        head = ["K", "LB", "OPT", "basis"] + list(rep.families)
         table = [[("inf" if r.K is None else str(r.K)), _fmt(r.lower_bound) + ("*" if r.exact else ""),
-                  _fmt(r.optimum)] + [_fmt(r.makespans[f]) for f in rep.families] for r in rep.rows]
+                  _fmt(r.optimum), r.basis or "-"] + [_fmt(r.makespans[f]) for f in rep.families]
+                 for r in rep.rows]
         widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(head)]
         lines.append("   " + "  ".join(h.rjust(w) for h, w in zip(head, widths)))
         for row in table:
             lines.append("   " + "  ".join(c.rjust(w) for c, w in zip(row, widths)))
         lines.append("")
-    lines.append("LB: lower bound (* proven equal to the optimum); OPT: makespan of a constructive "
-                 "optimal schedule where one exists; schedule columns: makespan of the family "
-                 "rematerialized to fit K (fit_memory). Makespans are global (first op to last op).")
+    lines.append("LB: lower bound (* proven equal to the optimum); OPT: the optimum where it is "
+                 "known; basis: why (theorem, checked range, data/optima.jsonl table, certificate "
+                 "schedule reaching the bound, solver; pipebounds.certify); schedule columns: "
+                 "makespan of the family rematerialized to fit K (fit_memory). Makespans are "
+                 "global (first op to last op).")
     return "\n".join(lines)
 
 
@@ -146,6 +154,7 @@ def to_json(reports: list[SettingReport]) -> list[dict]:
             "families": list(rep.families),
             "natural_peak_memory": rep.natural_peak,
             "rows": [{"K": r.K, "lower_bound": fraction_json(r.lower_bound), "exact": r.exact,
+                      "exact_basis": r.basis if r.exact else None, "optimum_basis": r.basis,
                       "optimum": None if r.optimum is None else fraction_json(r.optimum),
                       "makespans": {f: (None if v is None else fraction_json(v))
                                     for f, v in r.makespans.items()}} for r in rep.rows]})
@@ -165,7 +174,7 @@ def plot_bounds_vs_memory(rep: SettingReport, path: Path) -> None:
     ax.plot(ks, [float(r.lower_bound) for r in finite], "k-", lw=2.5, label="lower bound", zorder=5)
     opt = [(r.K, float(r.optimum)) for r in finite if r.optimum is not None]
     if opt:
-        ax.plot(*zip(*opt), "k*", ms=12, label="optimum (construction)", zorder=6)
+        ax.plot(*zip(*opt), "k*", ms=12, label="optimum (known)", zorder=6)
     markers = "os^vD<>phx+"
     for i, fam in enumerate(rep.families):
         pts = [(r.K, float(r.makespans[fam])) for r in finite if r.makespans[fam] is not None]

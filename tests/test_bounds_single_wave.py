@@ -225,28 +225,40 @@ def test_bound_valid_and_exact_claims_hold_on_tiny_instances(P_, m_, K_, f_, b_)
 @pytest.mark.parametrize("P_,m_,f_,b_", [
     (3, 10, 1, 2), (3, 10, 1, 1), (4, 9, 2, 5), (6, 10, 1, 2), (3, 12, 5, 3), (5, 9, 1, 3)])
 def test_single_slot_exactness_outside_the_checked_range_rests_on_a_certificate(P_, m_, f_, b_):
-    """Outside the checked range T3 is claimed exact exactly when the construction returns a
+    """Outside the checked range ``lower_bound`` claims no exactness for T3 (no theorem covers
+    it, and it never searches); the certifier claims it exactly when the construction returns a
     schedule, and that schedule is a certificate: valid, one activation per GPU, makespan = LB."""
-    inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
-    assert not sw.single_slot_checked(inst)
+    from pipebounds.certify import certify, single_slot_checked
     from schedules.constructions.single_wave import single_slot_schedule
 
+    inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
+    assert not single_slot_checked(inst)
     sched = single_slot_schedule(inst)
     lb = lower_bound(inst)
-    assert lb.exact == (sched is not None and P_ * m_ <= sw.CERTIFICATE_MAX_SIZE)
+    assert not lb.exact
+    cert = certify(inst, schedules=[sched] if sched is not None else [], table=False)
+    assert cert.exact == (sched is not None)
     if sched is not None:
         res = simulate(sched)
+        assert cert.basis == "certificate" and cert.schedule is sched
         assert res.valid and max(res.peak_memory) == 1
         assert res.makespan == lb.value == sw.single_slot_value(inst)
 
 
 def test_single_slot_is_not_exact_at_the_counterexample():
     """P=3, m=12, f=5, b=3: T3 = 144 (hand-computed in docs/theory.md section 5) but OPT = 146
-    (data/optima.jsonl, independent CP-SAT): the bound must stay below and not claim exactness."""
+    (data/optima.jsonl, independent CP-SAT): the bound must stay below and not claim exactness;
+    the certifier knows the optimum from the table and says the bound is not it."""
+    from pipebounds.certify import certify
+
     inst = Instance(P=3, m=12, K=1, f=5, b=3)
     lb = lower_bound(inst)
     assert lb.value == sw.single_slot_value(inst) == 144
     assert not lb.exact
+    cert = certify(inst)
+    assert (cert.optimum, cert.basis, cert.exact, cert.exact_basis) == (146, "table", False, None)
+    # scaling every duration scales the optimum: the table answers for 2x too
+    assert certify(Instance(P=3, m=12, K=1, f=10, b=6)).optimum == 292
 
 
 @given(st.integers(1, 40), st.integers(1, 7), st.integers(1, 7))

@@ -17,10 +17,11 @@ def test_json_keys_and_values(capsys):
     code, out, err = run(capsys, "bound", "-P", "4", "-m", "8", "--json")
     res = json.loads(out)
     assert code == 0 and err == ""
-    for key in ("lower_bound", "lower_bound_exact", "exact", "terms"):
+    for key in ("lower_bound", "lower_bound_exact", "exact", "exact_basis", "terms"):
         assert key in res
     assert res["lower_bound"] == 33 and res["lower_bound_exact"] == "33" and res["exact"] is True
-    assert {"name": "fill_drain", "value": 33, "value_exact": "33"} in res["terms"]
+    assert res["exact_basis"] == "theorem"
+    assert {"name": "fill_drain", "id": "T1", "value": 33, "value_exact": "33"} in res["terms"]
     assert max(t["value"] for t in res["terms"]) == res["lower_bound"]
 
 
@@ -29,6 +30,7 @@ def test_k1_single_slot_exact_and_rational_durations(capsys):
                        "--json")
     res = json.loads(out)
     assert res["lower_bound_exact"] == "34" and res["exact"] is True
+    assert res["exact_basis"] == "checked"  # T3 = OPT on the exhaustively checked range
     code, out, _ = run(capsys, "bound", "-P", "2", "-m", "3", "-f", "1/2", "-b", "1/3", "--json")
     res = json.loads(out)
     assert res["lower_bound_exact"] == "10/3" and abs(res["lower_bound"] - 10 / 3) < 1e-12
@@ -69,3 +71,51 @@ def test_batch_from_stdin(monkeypatch, capsys):
 def test_bad_input_exits_2_with_one_line(capsys, args):
     code, out, err = run(capsys, *args)
     assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("error:")
+
+
+def _bound(capsys, *args):
+    code, out, err = run(capsys, "bound", *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_exact_basis_from_the_table_and_the_optimum_above_the_bound(capsys):
+    # P=4, m=8, K=2: LB 33 = OPT 33 proven by a row of data/optima.jsonl (no theorem covers it)
+    res = _bound(capsys, "-P", "4", "-m", "8", "-K", "2")
+    assert (res["exact"], res["exact_basis"], res["optimum"]) == (True, "table", 33)
+    # P=3, m=12, K=1, f=5, b=3: T3 = 144 < OPT = 146 (table): optimum known, not exact
+    res = _bound(capsys, "-P", "3", "-m", "12", "-K", "1", "-f", "5", "-b", "3")
+    assert res["lower_bound"] == 144 and res["exact"] is False and res["exact_basis"] is None
+    assert res["optimum"] == 146 and res["optimum_basis"] == "table"
+
+
+def test_certify_finds_a_certificate_only_when_asked(capsys):
+    # split K = 4: ZB-H1 reaches S1 = 27; without --certify nothing is searched
+    args = ("-P", "4", "-m", "8", "-K", "4", "--b-input", "1", "--b-weight", "1")
+    res = _bound(capsys, *args)
+    assert res["lower_bound"] == 27 and res["exact"] is False and res["exact_basis"] is None
+    res = _bound(capsys, *args, "--certify", "20")
+    assert res["exact"] is True and res["exact_basis"] == "certificate"
+
+
+def test_every_term_carries_a_theorem_id(capsys):
+    from bounds.evaluate import TERM_IDS
+
+    for args in (("-P", "3", "-m", "4", "-K", "1"), ("-P", "3", "-m", "4", "-K", "2", "-v", "2",
+                                                      "--placement", "vshape"),
+                 ("-P", "3", "-m", "4", "-K", "2", "--b-input", "1", "--b-weight", "2")):
+        for t in _bound(capsys, *args)["terms"]:
+            assert t["id"] == TERM_IDS[t["name"]]
+
+
+@pytest.mark.parametrize("args,limit", [(["-P", "4", "-m", "8", "-v", "1000"], "P*v^2"),
+                                        (["-P", "1000000", "-m", "4", "-K", "1"], "P <=")])
+def test_too_large_instances_are_refused_with_the_limit(capsys, args, limit):
+    code, out, err = run(capsys, "bound", *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and limit in err
+
+
+def test_large_m_and_P_are_closed_forms(capsys):
+    # O(1) in m (closed forms, no loop over microbatches); O(1) in P when K is unconstrained
+    assert _bound(capsys, "-P", "4", "-m", "1000000", "-v", "2", "-K", "2")["lower_bound"] > 0
+    assert _bound(capsys, "-P", "1000000", "-m", "4")["lower_bound"] == 3 * (1000000 + 3)

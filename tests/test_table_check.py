@@ -33,3 +33,14 @@ def test_a_wrong_exact_flag_is_caught(monkeypatch):
                         lambda inst: dataclasses.replace(true_lb(inst), exact=True))
     res = table_rows(Context(mode="quick"))
     assert not res.ok and "claimed exact" in res.detail
+
+
+def test_a_checked_range_claimed_too_wide_is_caught(monkeypatch):
+    """Exactness by a checked range (pipebounds.certify.CHECKED_RANGES) is checked too: a range
+    that claims every K = 1 instance includes P = 3, m = 12, f = 5, b = 3 (T3 144 < OPT 146)."""
+    from pipebounds import certify as cf
+
+    wide = dataclasses.replace(cf.CHECKED_RANGES[0], contains=lambda inst: inst.K == 1)
+    monkeypatch.setattr(cf, "CHECKED_RANGES", (wide,))
+    res = table_rows(Context(mode="quick"))
+    assert not res.ok and "claimed exact" in res.detail

@@ -1,15 +1,23 @@
-"""``pipebounds bound <instance> [--json]`` and ``--batch FILE|-`` (CLI.md): the lower bound.
+"""``pipebounds bound <instance> [--certify S] [--json]`` and ``--batch FILE|-`` (CLI.md).
 
 JSON of one instance: ``lower_bound`` (number), ``lower_bound_exact`` (string), ``exact`` (the
-bound is proven equal to the optimum for this instance), ``terms`` (list of ``{name, value}``,
-plus ``value_exact``). In batch mode: a JSON list, one result per input line with its
+bound is proven equal to the optimum for this instance), ``exact_basis`` (why:
+``theorem``, ``checked``, ``table``, ``certificate``, ``solver``, or null;
+:mod:`pipebounds.certify`), ``optimum`` and ``optimum_exact`` (the optimum when known by any
+basis, else null; it may exceed the bound), ``terms`` (list of ``{name, id, value,
+value_exact}``, ``id`` the theorem id of docs/theory*.md). Without ``--certify`` the command
+only evaluates formulas and looks up the checked ranges and data/optima.jsonl (never searches);
+``--certify S`` may spend up to ``S`` seconds per instance on a certificate schedule and then
+the exact solver. In batch mode: a JSON list, one result per input line with its
 ``instance``; a bad line gives ``{"instance": ..., "error": ...}`` and the others go on.
 """
 
 from __future__ import annotations
 
-from .common import (add_instance_flags, exact_string, instance_from_args, number,
-                     print_json, batch_results)
+from bounds.evaluate import BoundLimitError
+
+from .common import (CLIError, add_instance_flags, batch_results, exact_string,
+                     instance_from_args, number, print_json)
 
 
 def register(sub) -> None:
@@ -19,27 +27,41 @@ def register(sub) -> None:
     add_instance_flags(p)
     p.add_argument("--batch", metavar="FILE", default=None,
                    help="JSON lines of instances (- for standard input); prints a JSON list")
+    p.add_argument("--certify", type=float, default=0, metavar="S",
+                   help="spend up to S seconds per instance looking for a certificate schedule "
+                        "(then the exact solver); default 0: formulas and lookups only")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
 
-def bound_report(inst) -> dict:
-    """The CLI.md JSON object of one instance's bound."""
-    from bounds import lower_bound
+def bound_report(inst, seconds: float = 0) -> dict:
+    """The CLI.md JSON object of one instance's bound and its certification."""
+    from bounds.evaluate import TERM_IDS
 
-    lb = lower_bound(inst)
-    return {"lower_bound": number(lb.value), "lower_bound_exact": exact_string(lb.value),
-            "exact": lb.exact,
-            "terms": [{"name": n, "value": number(v), "value_exact": exact_string(v)}
-                      for n, v in lb.terms]}
+    from ..certify import certify
+
+    cert = certify(inst, seconds=seconds, solver=seconds > 0)
+    opt = cert.optimum
+    return {"lower_bound": number(cert.value), "lower_bound_exact": exact_string(cert.value),
+            "exact": cert.exact, "exact_basis": cert.exact_basis,
+            "optimum": None if opt is None else number(opt),
+            "optimum_exact": None if opt is None else exact_string(opt),
+            "optimum_basis": cert.basis,
+            "terms": [{"name": n, "id": TERM_IDS[n], "value": number(v),
+                       "value_exact": exact_string(v)} for n, v in cert.terms]}
 
 
 def run(args) -> int:
+    if not args.certify >= 0:
+        raise CLIError(f"--certify must be a number of seconds >= 0, got {args.certify}")
     if args.batch is not None:
-        print_json(batch_results(args, bound_report))
+        print_json(batch_results(args, lambda inst: bound_report(inst, args.certify)))
         return 0
     inst = instance_from_args(args)
-    rep = bound_report(inst)
+    try:
+        rep = bound_report(inst, args.certify)
+    except BoundLimitError as exc:
+        raise CLIError(str(exc)) from None
     if args.json:
         print_json({"instance": inst.to_dict(), **rep})
         return 0
@@ -48,7 +70,10 @@ def run(args) -> int:
           + (f"b_I={exact_string(inst.b_I)} b_W={exact_string(inst.b_W)}" if inst.split
              else f"b={exact_string(inst.b)}"))
     print(f"lower bound {rep['lower_bound_exact']}"
-          + ("  (exact: proven equal to the optimum)" if rep["exact"] else ""))
+          + (f"  (exact: proven equal to the optimum; basis {rep['exact_basis']})"
+             if rep["exact"] else ""))
+    if rep["optimum"] is not None and not rep["exact"]:
+        print(f"optimum {rep['optimum_exact']} (basis {rep['optimum_basis']})")
     for t in rep["terms"]:
-        print(f"  {t['name']:<20} {t['value_exact']}")
+        print(f"  {t['id']:<4} {t['name']:<22} {t['value_exact']}")
     return 0

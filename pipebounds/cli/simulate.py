@@ -20,6 +20,8 @@ def simulation_report(schedule) -> dict:
     """The JSON object of one simulated document (CLI.md keys, plus extras)."""
     from bounds import lower_bound
 
+    from ..certify import certify
+
     res = simulate(schedule)
     out = {"valid": res.valid, "errors": res.errors}
     if res.makespan is not None:
@@ -34,11 +36,18 @@ def simulation_report(schedule) -> dict:
     inst = schedule.instance
     if res.peak_memory is not None:
         K = inst.K if inst.K is not None else max(max(res.peak_memory), 1)
-        lb = lower_bound(inst.with_(K=K))
+        kinst = inst.with_(K=K)
+        lb = lower_bound(kinst)
         out["lower_bound"] = number(lb.value)
         out["lower_bound_exact"] = exact_string(lb.value)
         out["lower_bound_K"] = K
         out["respects_bound"] = (res.makespan >= lb.value) if res.makespan is not None else None
+        # the certifier (lookups, and this document as a certificate): is the bound the optimum
+        cert = certify(kinst, lb=lb, schedules=[(schedule, res)] if res.valid else [])
+        out["exact_basis"] = cert.exact_basis
+        out["optimum"] = None if cert.optimum is None else exact_string(cert.optimum)
+        out["optimal"] = (res.valid and cert.optimum is not None
+                          and res.makespan == cert.optimum)
     else:
         out.update(lower_bound=None, respects_bound=None)
     return out

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from functools import lru_cache
 from typing import Optional, Sequence
 
 from ..instance import Instance
@@ -684,7 +685,7 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     ``10 P m``). Time ``O(m + budget)`` list schedules of ``O(P^2 m)`` each plus ``nodes``
     search nodes of ``O(P + m)`` each: polynomial. Only a schedule whose simulated makespan
     equals the bound is returned. ``quick``: the explicit schedules and the search only (no
-    list family), for callers that need an answer fast (``bounds.single_slot_certified``).
+    list family), for callers that need an answer fast (:mod:`pipebounds.certify`).
     """
     from bounds.single_wave import single_group_exact, single_slot_value
 
@@ -782,6 +783,38 @@ def _single_slot_schedule(inst: Instance, budget: Optional[int], nodes: Optional
     return None
 
 
+# --------------------------------------------------------------------------- split, memory not binding
+SPLIT_CERTIFICATE_MAX_SIZE = 4096
+"""Largest ``P * m`` for which :func:`split_nonbinding_schedule` builds its greedy schedules
+(``O(P m log(P m))``; about 0.05 s at ``P m = 4096``)."""
+
+
+@lru_cache(maxsize=4096)
+def split_nonbinding_schedule(inst: Instance) -> Optional[Schedule]:
+    """Split backward, ``v = 1``, memory not binding (``K`` None or ``>= m``), no delay: the
+    greedy list schedule (``I`` first, then ``F``, then ``W``, oldest microbatch first;
+    :func:`schedules.generators.list_scheduler.list_schedule`), never idle or holding a forward
+    back for a backward about to arrive, whichever reaches ``max(S1, S2)`` (then that bound is
+    the optimum: a certificate; docs/theory.md section 6); None if neither does, outside that
+    case, or above :data:`SPLIT_CERTIFICATE_MAX_SIZE`. Cached per instance."""
+    from bounds.single_wave import split_drain_value, split_first_input_value
+
+    from ..generators.list_scheduler import list_schedule as greedy
+
+    if not inst.split or inst.v != 1 or inst.c or (inst.K is not None and inst.K < inst.m):
+        return None
+    if inst.P * inst.m > SPLIT_CERTIFICATE_MAX_SIZE:
+        return None
+    target = max(split_drain_value(inst), split_first_input_value(inst))
+    for hold in (False, True):
+        sched = greedy(inst, split=True, hold_forward=hold,
+                       source="greedy I>F>W (reaches max(S1, S2))")
+        res = simulate(sched)
+        if res.valid and res.makespan == target:
+            return sched
+    return None
+
+
 # --------------------------------------------------------------------------- dispatcher hook
 def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     """A schedule proven optimal for ``inst`` (``v = 1``), or None.
@@ -793,7 +826,7 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
     * split backward, ``K = 1``: for ``P = 2`` :func:`two_gpu_schedule`, for ``m <= 2 + b_I/f``
       :func:`single_group_schedule` (both reach T3's split form: Theorems 3b and 3c, split);
     * split backward, memory not binding: a greedy list schedule when it reaches
-      ``max(S1, S2)`` (:func:`bounds.single_wave.split_nonbinding_schedule`);
+      ``max(S1, S2)`` (:func:`split_nonbinding_schedule`);
     * anything else (other split backward, ``1 < K < min(m, P)``, ``c > 0``): None, except
       ``m = 1`` where the single microbatch's chain is optimal for every ``K >= 1``.
     """
@@ -804,7 +837,7 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
                        for p in range(inst.P))
         return Schedule(inst, orders, source="single microbatch chain")
     if inst.split:
-        from bounds.single_wave import single_group_split_exact, split_nonbinding_schedule
+        from bounds.single_wave import single_group_split_exact
 
         greedy = split_nonbinding_schedule(inst)  # reaches max(S1, S2), or None
         if greedy is not None:
@@ -825,5 +858,6 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
 
 
 __all__ = ["one_f_one_b", "list_schedule", "single_slot_schedule", "single_slot_search",
+           "split_nonbinding_schedule", "SPLIT_CERTIFICATE_MAX_SIZE",
            "two_gpu_schedule", "single_group_schedule",
            "optimal_schedule"]
