@@ -25,6 +25,9 @@ from typing import Optional, Union, cast
 
 from schedules.instance import Instance
 
+from .multi_wave import terms as multi_wave_terms
+from .single_wave import terms as single_wave_terms
+
 Value = Union[int, Fraction]
 
 TERM_IDS: dict[str, str] = {
@@ -169,12 +172,10 @@ def lower_bound(inst: Instance) -> LowerBound:
     >>> lower_bound(Instance(P=2, m=4, K=1, f=3, b=2)).theorem
     'T3'
     """
-    from . import multi_wave, single_wave
-
     check_limits(inst)
     view = cast(Instance, scaled(inst))
-    module = single_wave if inst.v == 1 else multi_wave
-    raw = basic_terms(view) + list(module.terms(view))
+    raw = basic_terms(view) + (single_wave_terms(view) if inst.v == 1 else
+                               multi_wave_terms(view))
     u = inst.unit
     terms = tuple((n, Fraction(x, u) if isinstance(x, int) else x / u) for n, x, _ in raw)
     value = max(x for _, x in terms)

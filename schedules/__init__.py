@@ -9,8 +9,8 @@ from .io import (DocumentError, document_from_schedule, read_schedule, schedule_
                  write_schedule)
 from .ops import KINDS, Op, OpError
 from .schedule import Schedule, ScheduleError
-from .simulate import SimulationResult, simulate
-from .validate import Violation, is_valid, validate
+from .simulate import SimulationResult, is_valid, simulate, validate
+from .validate import Violation
 
 __all__ = [
     "Instance", "InstanceError", "Op", "OpError", "KINDS", "Schedule", "ScheduleError",

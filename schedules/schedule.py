@@ -33,7 +33,7 @@ class Schedule:
     ``orders[p]`` is the sequence of ops GPU ``p`` runs, in order. Construction checks only the
     shape (one sequence per GPU, every entry an :class:`Op`); everything else, such as ops on the
     wrong GPU, missing ops or memory above ``K``, is a *violation* reported by
-    :func:`schedules.validate.validate`, so that invalid schedules can be built and inspected.
+    :func:`schedules.simulate.validate`, so that invalid schedules can be built and inspected.
     """
 
     instance: Instance

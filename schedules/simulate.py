@@ -302,3 +302,14 @@ def simulate(schedule: Schedule) -> SimulationResult:
     makespan = Fraction(max(last, default=0), inst.unit)
     return SimulationResult(schedule, tuple(violations), makespan, start_units, end_units, offs,
                             inst.unit, busy, peaks, lives)
+
+
+def validate(schedule) -> list[Violation]:
+    """Every violation of ``schedule`` (structure, then deadlock and memory); empty iff valid.
+    (Here rather than in :mod:`schedules.validate`, which :func:`simulate` uses: no circle.)"""
+    return list(simulate(schedule).violations)
+
+
+def is_valid(schedule) -> bool:
+    """True iff :func:`validate` finds nothing."""
+    return not validate(schedule)

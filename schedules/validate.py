@@ -15,7 +15,8 @@ A schedule is valid iff it breaks none of these rules (``Violation.rule``):
 ============== =====================================================================
 
 The structural rules are checked here with array operations; ``deadlock`` and ``memory`` come
-from the simulator (:func:`schedules.simulate.simulate`), and :func:`validate` runs both.
+from the simulator (:func:`schedules.simulate.simulate`), and :func:`schedules.validate` (in
+:mod:`schedules.simulate`, which imports this module) runs both.
 
 >>> from schedules import Instance, Schedule, validate
 >>> bad = Schedule.from_strings(Instance(P=2, m=1), {0: ["0F0", "0B0"], 1: ["1F0"]})
@@ -119,15 +120,3 @@ def check_structure(c: Compiled) -> list[Violation]:
                 msgs.append(f"{s}R{j} is listed before its forward {s}F{j}")
         _report(out, "recompute", msgs)
     return out
-
-
-def validate(schedule) -> list[Violation]:
-    """Every violation of ``schedule`` (structure, then deadlock and memory); empty iff valid."""
-    from .simulate import simulate
-
-    return list(simulate(schedule).violations)
-
-
-def is_valid(schedule) -> bool:
-    """True iff :func:`validate` finds nothing."""
-    return not validate(schedule)

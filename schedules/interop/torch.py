@@ -140,7 +140,7 @@ def from_pipeline_order(pipeline_order: Mapping, instance: Instance, source: str
 
     ``instance`` gives ``P``, ``m``, the stage placement (``placement``/``stage_to_rank``) and
     the durations; the orders are read faithfully (an action on the wrong rank or with an
-    out-of-range microbatch becomes a violation that :func:`schedules.validate.validate` names,
+    out-of-range microbatch becomes a violation that :func:`schedules.simulate.validate` names,
     it is not repaired).
     """
     return Schedule(instance, tuple(tuple(seq) for seq in

@@ -57,7 +57,7 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
     ``hint``: a valid schedule of ``inst`` to start from (horizon and solution hint) in place
     of the best known one (engine ``auto`` passes the search's, which already includes it).
     """
-    from .solve import _ceil_units, checked, root_lower_bound
+    from .common import _ceil_units, checked, root_lower_bound
 
     cp_model = _ortools()
     t0 = time.monotonic()

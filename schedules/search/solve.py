@@ -42,30 +42,13 @@ from .bnb import Search
 from .incumbent import best_known
 from .model import Model
 from .result import SolveResult
+from .common import _ceil_units, checked, root_lower_bound  # noqa: F401 (re-exported)
 
 ENGINES = ("search", "cpsat", "auto")
 
 AUTO_SEARCH_SLICE = (0.25, 5.0)
 """Engine ``auto``: the search runs ``min(share * time_limit, cap)`` seconds (the cap alone
 without a time limit) before CP-SAT takes over."""
-
-
-def root_lower_bound(inst: Instance) -> Fraction:
-    """:func:`bounds.lower_bound` (the theory's bound)."""
-    from bounds import lower_bound
-
-    return Fraction(lower_bound(inst).value)
-
-
-def _ceil_units(x: Fraction, unit: int) -> int:
-    return -((-x.numerator * unit) // x.denominator)
-
-
-def checked(inst: Instance, schedule: Schedule) -> Fraction:
-    """The makespan of ``schedule``, asserting it is valid for ``inst``."""
-    res = simulate(schedule)
-    assert res.valid, f"solver produced an invalid schedule: {res.errors[:3]}"
-    return res.makespan
 
 
 def solve(inst: Instance, time_limit: Optional[float] = None, engine: str = "search",
