@@ -150,15 +150,10 @@ def check_limits(inst: Instance) -> None:
             f"(a maximum over the GPUs); got P={inst.P}")
 
 
-def exact_theorem(name: str, inst) -> str:
-    """The id of the theorem that makes term ``name`` exact for ``inst``."""
-    if name == "mw_gpu_subset":
-        return "MW8d"
-    if name == "critical_path":
-        return "T0"
-    if name == "fill_drain" and not (inst.K is None or inst.K >= min(inst.m, inst.P)):
-        return "T3c"
-    return TERM_IDS[name]
+def exact_theorem(name: str) -> str:
+    """The id of the theorem whose exact case makes term ``name`` exact (its own, except MW1's
+    exact case at ``m = 1, K = 1``, which is MW8d)."""
+    return "MW8d" if name == "mw_gpu_subset" else TERM_IDS[name]
 
 
 def lower_bound(inst: Instance) -> LowerBound:
@@ -185,6 +180,6 @@ def lower_bound(inst: Instance) -> LowerBound:
     if not inst.c:
         for (name, x), (_, _, ex) in zip(terms, raw):
             if ex and x == value:
-                theorem = exact_theorem(name, inst)
+                theorem = exact_theorem(name)
                 break
     return LowerBound(value, terms, theorem is not None, theorem)

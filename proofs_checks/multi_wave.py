@@ -212,7 +212,7 @@ def _is_zero(e) -> bool:
 
 
 @check("MW2 fill-drain, MW3 last stage, MW4 adjacent pair (closed forms = subset bounds)",
-       kind="symbolic", range="all P, m, v >= 2; f, b > 0")
+       theorems=("MW2", "MW3", "MW4"), kind="symbolic", range="all P, m, v >= 2; f, b > 0")
 def closed_forms_are_subset_bounds(ctx: Context) -> CheckResult:
     S = v * P
     cases = {
@@ -246,6 +246,7 @@ def closed_forms_are_subset_bounds(ctx: Context) -> CheckResult:
 
 
 @check("MW5 looped optimum: max(MW2, MW3) closed form and breadth-first timetable inequalities",
+       theorems=("MW5",),
        kind="symbolic", range="all P, m, v >= 2; f, b > 0 (cases m >= P and m <= P)")
 def looped_timetable(ctx: Context) -> CheckResult:
     k = sp.Symbol("k", integer=True, nonnegative=True)
@@ -288,7 +289,7 @@ def looped_timetable(ctx: Context) -> CheckResult:
 
 
 @check("MW6 vshape: MW3 <= MW4, and MW2 >= MW4 iff (2m-P-1) min(f,b) >= (P-1) max(f,b)",
-       kind="symbolic", range="v = 2, all P, m >= 1, f, b > 0")
+       theorems=("MW6",), kind="symbolic", range="v = 2, all P, m >= 1, f, b > 0")
 def vshape_regimes(ctx: Context) -> CheckResult:
     lo, hi = sp.symbols("mu M", positive=True)
     bad = []
@@ -322,7 +323,9 @@ def _fused_row(inst: Instance):
 
 
 @check("MW1 (with MW2-MW5) valid and exact on small fused instances, K = inf; constructions "
-       "valid and optimal (optima by two independent exact solvers)", kind="exhaustive",
+       "valid and optimal (optima by two independent exact solvers)",
+       theorems=("MW1", "MW2", "MW3", "MW4", "MW5"),
+       kind="exhaustive",
        range={"quick": "v=2, looped+vshape, P<=3, m<=4, (f,b) in {(1,1),(1,2),(2,1)}; "
                        "optima.jsonl rows v>=2 with K None or K >= vm",
               "full": "v=2, P<=4, m<=6, (f,b) in {(1,1),(1,2),(2,1),(1,3),(2,3)}; "
@@ -369,7 +372,9 @@ def _split_row(inst: Instance):
     return inst, lower_bound(inst).value, brute_force(inst)
 
 
-@check("MW1 valid on small split instances (b_I, b_W), K = inf", kind="exhaustive",
+@check("MW1 valid on small split instances (b_I, b_W), K = inf",
+       theorems=("MW1",),
+       kind="exhaustive",
        range={"quick": "v=2, both placements, P=2, m<=3, (f,b_I,b_W) in 4 ratios",
               "full": "v=2, both placements, P<=3, m<=4, 4 ratios"})
 def split_exhaustive(ctx: Context) -> CheckResult:
@@ -403,7 +408,7 @@ def _memory_row(inst: Instance):
 
 
 @check("MW7 memory slots, MW8 forced recomputation (every multi-wave term) valid for finite K",
-       kind="exhaustive",
+       theorems=("MW7", "MW8", "MW9"), kind="exhaustive",
        range={"quick": "data/optima.jsonl rows with v>=2, finite K; fresh: P=2, m<=2, K<=2 "
                        "and P=3, m=1, K=1 vshape",
               "full": "data/optima.jsonl rows with v>=2, finite K; fresh: P<=3, m<=3, K<=3"})
@@ -432,7 +437,7 @@ def _looped_large_row(inst: Instance):
 
 
 @check("MW5 looped construction reaches the bound for every P, m, v in a wide range",
-       kind="exhaustive",
+       theorems=("MW5",), kind="exhaustive",
        range={"quick": "looped, v in {2,3}, P<=6, m<=12, (f,b) in {(1,2),(3,1),(1/2,5/3)}",
               "full": "looped, v in {2,3,4}, P<=10, m<=24, 4 duration pairs"})
 def looped_wide(ctx: Context) -> CheckResult:
@@ -463,7 +468,7 @@ def _vshape_wide_row(inst: Instance):
 
 
 @check("MW6 vshape certificates: every returned schedule is valid and reaches MW1",
-       kind="exhaustive",
+       theorems=("MW6",), kind="exhaustive",
        range={"quick": "vshape v=2, P<=4, m<=6, (f,b) in {(1,1),(1,2)}",
               "full": "vshape v=2, P<=6, m<=12, (f,b) in {(1,1),(1,2),(2,1),(1,3),(2,3)}"})
 def vshape_wide(ctx: Context) -> CheckResult:
@@ -506,7 +511,7 @@ def _reaches_exact_bound(ctx: Context, construction: str, items, want) -> CheckR
 
 
 @check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4)",
-       kind="exhaustive",
+       theorems=("MW6",), kind="exhaustive",
        range={"quick": "vshape v=2, f=b in {1, 2/3}, P<=10, m<=P or m=kP (k<=4)",
               "full": "vshape v=2, f=b in {1, 2/3, 5/2}, P<=24, m<=P or m=kP (k<=6)"})
 def vshape_periodic_wide(ctx: Context) -> CheckResult:
@@ -522,7 +527,9 @@ def vshape_periodic_wide(ctx: Context) -> CheckResult:
                          2 * (2 * inst.m + inst.P - 1) * inst.f))
 
 
-@check("MW6b vshape m <= P: timetable inequalities of the proof", kind="symbolic",
+@check("MW6b vshape m <= P: timetable inequalities of the proof",
+       theorems=("MW6",),
+       kind="symbolic",
        range="v = 2, all P, 1 <= m <= P, 0 < f <= b (f > b by MW0)")
 def vshape_small_m_inequalities(ctx: Context) -> CheckResult:
     # b = f + d, d >= 0; microbatch j <= P-1 written P = j + 1 + e; GPU q; q >= j: q = j + k;
@@ -566,7 +573,7 @@ def vshape_small_m_inequalities(ctx: Context) -> CheckResult:
 
 
 @check("MW6b vshape m <= P construction reaches MW4 (= OPT) for every P, f, b in range",
-       kind="exhaustive",
+       theorems=("MW6",), kind="exhaustive",
        range={"quick": "vshape v=2, P<=8, m<=P, (f,b) in {(1,2),(3,1),(1/2,7/3),(2,9)}",
               "full": "vshape v=2, P<=16, m<=P, 9 duration pairs incl. fractions"})
 def vshape_small_m_wide(ctx: Context) -> CheckResult:
@@ -578,3 +585,78 @@ def vshape_small_m_wide(ctx: Context) -> CheckResult:
     items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=bd)
              for Pn in Ps for mn in range(1, Pn + 1) for fd, bd in durs]
     return _reaches_exact_bound(ctx, "vshape_small_m", items, mw.vshape_pair_value)
+
+
+def _reversed(sched, inst_rev: Instance):
+    """MW0's map: every GPU's order reversed, ``F`` and ``B`` swapped, for durations ``(b, f)``."""
+    from schedules import Op, Schedule
+
+    return Schedule(inst_rev, tuple(tuple(Op(o.stage, "B" if o.kind == "F" else "F",
+                                             o.microbatch) for o in reversed(seq))
+                                    for seq in sched.orders), source="time reversal")
+
+
+@check("MW0 time reversal: reversed schedules of (b, f) are no longer; OPT(f, b) = OPT(b, f) "
+       "on the table", theorems=("MW0",), kind="exhaustive",
+       range={"quick": "fused K = inf, every generator, P <= 4, m <= 6, v in {1, 2}, both "
+                       "placements, (f, b) in {(1,2),(3,1),(1/2,5/3)}; table pairs",
+              "full": "same with P <= 6, m <= 10"})
+def time_reversal(ctx: Context) -> CheckResult:
+    """Every generated fused schedule (``K`` unconstrained, no delay) reversed with ``F <-> B``
+    is a valid schedule of the instance with ``f`` and ``b`` swapped, with a makespan no longer
+    than the original's; and every pair of independent table optima ``(f, b)``, ``(b, f)`` (fused,
+    ``K`` unconstrained) agrees."""
+    from schedules.generators import GENERATORS, generate
+
+    full = ctx.mode == "full"
+    n, fails = 0, []
+    for P_, m_, v_, pl, (f_, b_) in product(range(1, 7 if full else 5), range(1, 11 if full else 7),
+                                           (1, 2), ("looped", "vshape"),
+                                           ((1, 2), (3, 1), (Fraction(1, 2), Fraction(5, 3)))):
+        if v_ == 1 and pl == "vshape":
+            continue
+        inst = Instance(P=P_, m=m_, v=v_, placement=pl, f=f_, b=b_)
+        rev = inst.with_(f=b_, b=f_)
+        for name in GENERATORS:
+            try:
+                sched = generate(name, inst)
+            except ValueError:
+                continue
+            res, back = simulate(sched), simulate(_reversed(sched, rev))
+            n += 1
+            if not (res.valid and back.valid and back.makespan <= res.makespan):
+                fails.append(f"{name} {inst.to_dict()}: {res.makespan} -> {back.makespan}")
+    opts = {(i.P, i.m, i.stage_to_rank, i.f, i.b): o for i, o in
+            optima_rows(lambda i: not i.split and i.K is None and not i.c)}
+    for (P_, m_, s2r, f_, b_), o in opts.items():
+        other = opts.get((P_, m_, s2r, b_, f_))
+        if other is not None:
+            n += 1
+            if other != o:
+                fails.append(f"table P={P_} m={m_} (f, b) = ({f_}, {b_}): {o} vs {other}")
+    return CheckResult(n, not fails, None, "; ".join(fails[:3]) or
+                       "every reversed schedule valid and no longer; swapped optima equal")
+
+
+@check("MW8d one microbatch at K = 1: the forced-recomputation chain is a schedule reaching MW1",
+       theorems=("MW8d", "MW1", "MW8"), kind="exhaustive",
+       range={"quick": "m = 1, K = 1, v in {2, 3}, P <= 4, both placements, fused and split",
+              "full": "m = 1, K = 1, v in {2, 3, 4}, P <= 8, both placements, fused and split"})
+def single_microbatch_multi_wave(ctx: Context) -> CheckResult:
+    """:func:`schedules.constructions.multi_wave.single_microbatch_schedule` is valid, holds one
+    activation per GPU and its makespan equals MW1 (with MW8c's chains), which ``lower_bound``
+    flags exact (MW8d)."""
+    full = ctx.mode == "full"
+    durs = [dict(f=1, b=2), dict(f=3, b=1), dict(f=1, b_I=1, b_W=2), dict(f=2, b_I=1, b_W=1)]
+    n, fails = 0, []
+    for P_, v_, pl, d in product(range(1, 9 if full else 5), (2, 3, 4) if full else (2, 3),
+                                 ("looped", "vshape"), durs):
+        inst = Instance(P=P_, m=1, v=v_, K=1, placement=pl, **d)
+        res = simulate(optimal_schedule(inst))
+        lb = lower_bound(inst)
+        n += 1
+        if not (res.valid and max(res.peak_memory) == 1 and res.makespan == lb.value
+                == mw.gpu_subset_value(inst) and lb.exact and lb.theorem == "MW8d"):
+            fails.append(f"{inst.to_dict()}: makespan {res.makespan}, LB {lb.value}")
+    return CheckResult(n, not fails, Fraction(1) if not fails else None,
+                       "; ".join(fails[:3]) or "chain schedule = MW1 = OPT")

@@ -151,7 +151,9 @@ def _judge(rows: list[dict], claim_exact: bool = True) -> CheckResult:
 
 
 # --------------------------------------------------------------------------- symbolic checks
-@check("T1 fill-drain (T2, T3 reduce to it on GPU P-1)", kind="symbolic",
+@check("T1 fill-drain (T2, T3 reduce to it on GPU P-1)",
+       theorems=("T1", "T2", "T3"),
+       kind="symbolic",
        range="all P, m >= 1, K >= 1, f, b > 0")
 def reductions_to_fill_drain(ctx: Context) -> CheckResult:
     from bounds.single_wave import (fill_drain_expr, memory_time_gpu_expr, p,
@@ -198,7 +200,9 @@ def nonnegative_on_naturals(expr: sp.Expr, naturals, depth: int = 3) -> bool:
     return False
 
 
-@check("T2 memory-time (non-increasing in K; <= T1 when K >= d)", kind="symbolic",
+@check("T2 memory-time (non-increasing in K; <= T1 when K >= d)",
+       theorems=("T2",),
+       kind="symbolic",
        range="all P, m, K >= 1, 0 <= r <= m, f, b > 0")
 def memory_time_monotone(ctx: Context) -> CheckResult:
     """T2's memory term with the slot edge, ``M(K) = (X + E(K)) / K`` with
@@ -236,7 +240,9 @@ def memory_time_monotone(ctx: Context) -> CheckResult:
                        "K >= d gives T2's GPU term <= T1")
 
 
-@check("T3 single slot (piecewise-linear W_p; minimiser at the breakpoints)", kind="symbolic",
+@check("T3 single slot (piecewise-linear W_p; minimiser at the breakpoints)",
+       theorems=("T3",),
+       kind="symbolic",
        range="all x, c >= 0, f > 0, 0 <= r0 < f")
 def single_slot_piecewise(ctx: Context) -> CheckResult:
     from bounds.symbols import b, f
@@ -268,7 +274,7 @@ def single_slot_piecewise(ctx: Context) -> CheckResult:
                                           "[m/(c+1), m] with slopes -f, G-(f-r0)(c+1), G")
 
 
-@check("S1 split drain (reduces to the ZB-H1 / ZB-H2 bubbles)", kind="symbolic",
+@check("S1 split drain (reduces to the ZB-H1 / ZB-H2 bubbles)", theorems=("S1",), kind="symbolic",
        range="all P, m >= K, b_I >= (K-1)/(P-1) b_W")
 def split_reductions(ctx: Context) -> CheckResult:
     from bounds.single_wave import p, split_drain_gpu_expr
@@ -294,7 +300,9 @@ def exact_function(expr: sp.Expr, args):
     return exact_lambdify(expr, args)
 
 
-@check("T1-T3 (T3 fused and split), S1-S3 (sympy expression = exact evaluation)", kind="symbolic",
+@check("T1-T3 (T3 fused and split), S1-S3 (sympy expression = exact evaluation)",
+       theorems=("T1", "T2", "T3", "S1", "S2", "S3"),
+       kind="symbolic",
        range={"quick": "P <= 4, m <= 6, K in {1,2,3}, f, b in {1,2,3} (+ split)",
               "full": "P <= 8, m <= 16, K in {1..5}, f, b in {1,2,3,4,1/2,3/2} (+ split)"})
 def expressions_match_evaluation(ctx: Context) -> CheckResult:
@@ -363,7 +371,9 @@ def expressions_match_evaluation(ctx: Context) -> CheckResult:
                        "every expression equals its Fraction evaluation")
 
 
-@check("T3 >= T2 at K = 1; bounds monotone in m, K, f, b", kind="exhaustive",
+@check("T3 >= T2 at K = 1; bounds monotone in m, K, f, b",
+       theorems=("T2", "T3"),
+       kind="exhaustive",
        range={"quick": "P <= 5, m <= 10, f, b in {1,2,3}", "full": "P <= 8, m <= 16, f, b in {1..4, 1/2}"})
 def dominance_and_monotonicity(ctx: Context) -> CheckResult:
     from bounds import lower_bound
@@ -399,7 +409,7 @@ def dominance_and_monotonicity(ctx: Context) -> CheckResult:
 
 
 # --------------------------------------------------------------------------- exhaustive checks
-@check("T1 exact for K >= min(m, P): 1F1B reaches it", kind="exhaustive",
+@check("T1 exact for K >= min(m, P): 1F1B reaches it", theorems=("T1",), kind="exhaustive",
        range={"quick": "P <= 8, m <= 16, f, b in {1,2,3}", "full": "P <= 16, m <= 32, f, b in {1,2,3,1/2}"})
 def one_f_one_b_reaches_fill_drain(ctx: Context) -> CheckResult:
     from bounds.single_wave import fill_drain_value
@@ -424,7 +434,7 @@ def one_f_one_b_reaches_fill_drain(ctx: Context) -> CheckResult:
 
 @check("T3b/T3c: explicit K = 1 schedules reach the bound (P = 2; m <= 2 + b/f; fused and "
        "split)",
-       kind="exhaustive",
+       theorems=("T3", "T1"), kind="exhaustive",
        range={"quick": "P = 2, m <= 24; and P <= 8, m <= 2 + b/f; f, b in {1..5, 1/2, 3/2}",
               "full": "P = 2, m <= 64; and P <= 16, m <= 2 + b/f; f, b in {1..7, 1/2, 3/2}"})
 def explicit_k1_constructions(ctx: Context) -> CheckResult:
@@ -475,7 +485,7 @@ def explicit_k1_constructions(ctx: Context) -> CheckResult:
                        "(P-1)(f+b_I) + m B = T3")
 
 
-@check("T3 exact at K = 1 (LB = OPT; construction = OPT)", kind="exhaustive",
+@check("T3 exact at K = 1 (LB = OPT; construction = OPT)", theorems=("T3",), kind="exhaustive",
        range={"quick": "K=1, P <= 4, m <= 5, (f,b) in 5 pairs",
               "full": "K=1, P <= 4, m <= 8, f, b in {1,2,3}"})
 def single_slot_exact(ctx: Context) -> CheckResult:
@@ -501,7 +511,7 @@ def _ratio(inst) -> tuple:
 
 
 @check("T3 on the table's K = 1 rows (valid everywhere; = OPT on the claimed range)",
-       kind="exhaustive",
+       theorems=("T3",), kind="exhaustive",
        range="independent K=1 rows of data/optima.jsonl (fused P <= 5, m <= 8, f, b in {1..5}; "
              "split P <= 4, m <= 6, f, b_I, b_W in {1,2,3}; and more)")
 def single_slot_table(ctx: Context) -> CheckResult:
@@ -556,7 +566,7 @@ def single_slot_table(ctx: Context) -> CheckResult:
     return CheckResult(len(rows), ok, worst, detail)
 
 
-@check("T1-T2 valid for every K (LB <= OPT; tightness)", kind="exhaustive",
+@check("T1-T2 valid for every K (LB <= OPT; tightness)", theorems=("T1", "T2"), kind="exhaustive",
        range={"quick": "P <= 4, m <= 5, K in {2, 3, inf}, (f,b) in 5 pairs",
               "full": "P <= 4, m <= 8, every K, f, b in {1,2,3}"})
 def general_K_valid(ctx: Context) -> CheckResult:
@@ -583,7 +593,9 @@ def general_K_valid(ctx: Context) -> CheckResult:
     return res
 
 
-@check("S1-S3 split backward valid (LB <= OPT)", kind="exhaustive",
+@check("S1-S3 split backward valid (LB <= OPT)",
+       theorems=("S1", "S2", "S3", "T3"),
+       kind="exhaustive",
        range={"quick": "split, P <= 3, m <= 3, K in {1, 2, inf}, (f,b_I,b_W) in {111, 121, 211}",
               "full": "split, P <= 3, m <= 4, every K, f, b_I, b_W in {1, 2}"})
 def split_valid(ctx: Context) -> CheckResult:
@@ -598,3 +610,33 @@ def split_valid(ctx: Context) -> CheckResult:
                           "b_weight": bw})
     rows = _run(ctx, [(i, 120.0 if full else 20.0) for i in insts])
     return _judge(rows)
+
+
+@check("T0 work and chain: the single microbatch's chain reaches T0 (m = 1, every K)",
+       theorems=("T0",), kind="exhaustive",
+       range={"quick": "v = 1, m = 1, P <= 8, K in {1, inf}, fused and split, 6 duration sets",
+              "full": "v = 1, m = 1, P <= 32, K in {1, inf}, fused and split, 6 duration sets"})
+def single_microbatch_chain(ctx: Context) -> CheckResult:
+    """For ``m = 1`` the chain of one microbatch is a schedule holding one activation per GPU
+    (docs/theory.md, Theorem 0): it is valid, within ``K = 1``, its makespan is T0's chain term,
+    and ``lower_bound`` flags that exact. Also T0 <= every schedule's makespan there."""
+    from bounds import lower_bound
+    from bounds.evaluate import basic_terms
+    from schedules import Instance, simulate
+    from schedules.constructions import optimal_schedule
+
+    durs = [dict(f=1, b=2), dict(f=3, b=1), dict(f=Fraction(1, 2), b=Fraction(5, 3)),
+            dict(f=1, b_I=1, b_W=1), dict(f=2, b_I=1, b_W=3), dict(f=1, b_I=Fraction(3, 2), b_W=1)]
+    n, fails = 0, []
+    for P_ in range(1, (32 if ctx.mode == "full" else 8) + 1):
+        for d, K_ in itertools.product(durs, (1, None)):
+            inst = Instance(P=P_, m=1, K=K_, **d)
+            res = simulate(optimal_schedule(inst))
+            chain = dict((nm, x) for nm, x, _ in basic_terms(inst))["critical_path"]
+            lb = lower_bound(inst)
+            n += 1
+            if not (res.valid and max(res.peak_memory) == 1 and res.makespan == chain
+                    and lb.value == chain and lb.exact):
+                fails.append(inst.to_dict())
+    return CheckResult(n, not fails, Fraction(1) if not fails else None,
+                       f"first failure {fails[0]}" if fails else "chain = T0 = OPT")
