@@ -213,6 +213,52 @@ def optima_table() -> dict:
     return _TABLE
 
 
+_INT_INDEX: Optional[dict] = None
+
+
+def int_key(P: int, m: int, K: Optional[int], v: int, vshape: bool, f: int, b: int,
+            b_I: int, b_W: int) -> tuple:
+    """The table key of a named-placement instance with integer durations and no delay, as
+    integers (durations divided by their gcd; ``b_I = b_W = 0`` fused; ``K >= v m`` read as
+    unconstrained, 0): hashing it is cheap, for batches (:func:`optimum_by_int_key`)."""
+    from math import gcd
+
+    g = gcd(gcd(f, b), gcd(b_I, b_W))
+    if K is not None and (K == 0 or K >= v * m):
+        K = 0
+    return (P, m, K or 0, v, bool(vshape) and v > 1, f // g, b // g, b_I // g, b_W // g), g
+
+
+def table_sizes() -> set[tuple[int, int]]:
+    """The ``(P, m)`` of the instances in data/optima.jsonl (a quick filter before a lookup)."""
+    return {(k[0], k[1]) for k in optima_table()}
+
+
+def optimum_by_int_key(key: tuple, g: int) -> Optional[Fraction]:
+    """The table optimum for an :func:`int_key` (``g`` its gcd), or None."""
+    global _INT_INDEX
+    if _INT_INDEX is None:
+        index = {}
+        for k, opt in optima_table().items():
+            P, m, K, s2r, b, b_I, b_W, c = k
+            durs = (Fraction(1), b, b_I or Fraction(0), b_W or Fraction(0))
+            if c or len(s2r) % P:
+                continue
+            v = len(s2r) // P
+            named = [pl for pl in ("looped", "vshape") if s2r == _placement(P, v, pl)]
+            if not named:
+                continue
+            from math import lcm
+
+            u = lcm(*(d.denominator for d in durs))
+            ints = [int(d * u) for d in durs]
+            ik, gi = int_key(P, m, K, v, named[0] == "vshape", *ints)
+            index[ik] = opt * u / gi        # the optimum for durations ints / gi (f = u / gi)
+        _INT_INDEX = index
+    opt = _INT_INDEX.get(key)
+    return None if opt is None else opt * g
+
+
 def table_optimum(inst: Instance) -> Optional[Fraction]:
     """The optimum of ``inst`` from data/optima.jsonl (scaled to its durations), or None."""
     opt = optima_table().get(_key(inst))

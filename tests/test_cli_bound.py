@@ -119,3 +119,44 @@ def test_large_m_and_P_are_closed_forms(capsys):
     # O(1) in m (closed forms, no loop over microbatches); O(1) in P when K is unconstrained
     assert _bound(capsys, "-P", "4", "-m", "1000000", "-v", "2", "-K", "2")["lower_bound"] > 0
     assert _bound(capsys, "-P", "1000000", "-m", "4")["lower_bound"] == 3 * (1000000 + 3)
+
+
+def test_batch_array_path_equals_the_per_instance_reports(tmp_path, capsys):
+    """The array path of --batch (bounds.batch, certify lookups) gives, line for line, the
+    object the per-instance path gives, on a mixed batch (single and multi wave, both
+    placements, fused and split, every kind of K, table rows, checked ranges) with lines that
+    take the per-instance path (rational durations, c, errors) in between."""
+    import random
+
+    from pipebounds.cli.bound import bound_report
+    from schedules import Instance
+
+    rng = random.Random(5)
+    lines, want = [], []
+    for k in range(400):
+        v = rng.choice([1, 1, 2, 3])
+        d = {"P": rng.randint(1, 6), "m": rng.randint(1, 12), "v": v,
+             "K": rng.choice([1, 2, 3, None, "inf", 2 * v]),
+             "placement": rng.choice(["looped", "vshape"]), "f": rng.randint(1, 3)}
+        if rng.random() < 0.4:
+            d.update(b_input=rng.randint(1, 3), b_weight=rng.randint(1, 3))
+        else:
+            d["b"] = rng.randint(1, 4)
+        if k % 50 == 7:
+            d["f"] = "1/2"            # per-instance path
+        if k % 50 == 9:
+            d["c"] = 1
+        lines.append(json.dumps(d))
+        inst = Instance.from_dict(d)
+        want.append(json.loads(json.dumps({"instance": inst.to_dict(), **bound_report(inst)})))
+    lines.insert(3, '{"P": 2, "m": 2, "K": 0}')
+    lines.insert(5, "not json")
+    path = tmp_path / "b.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, _ = run(capsys, "bound", "--batch", str(path))
+    got = json.loads(out)
+    assert code == 0 and len(got) == len(want) + 2
+    assert "error" in got[3] and "K" in got[3]["error"] and "error" in got[5]
+    del got[5], got[3]
+    assert got == want
+    assert {g["exact_basis"] for g in got} >= {"theorem", "checked", "table", None}

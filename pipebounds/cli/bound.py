@@ -14,10 +14,12 @@ the exact solver. In batch mode: a JSON list, one result per input line with its
 
 from __future__ import annotations
 
+import sys
+
 from bounds.evaluate import BoundLimitError
 
 from .common import (CLIError, add_instance_flags, batch_results, exact_string,
-                     instance_from_args, number, print_json)
+                     instance_from_args, number, print_json, read_text)
 
 
 def register(sub) -> None:
@@ -55,6 +57,13 @@ def run(args) -> int:
     if not args.certify >= 0:
         raise CLIError(f"--certify must be a number of seconds >= 0, got {args.certify}")
     if args.batch is not None:
+        if args.certify == 0:
+            from .bound_batch import batch_bound_json
+
+            if args.P is not None or args.m is not None:
+                raise CLIError("give either instance flags or --batch, not both")
+            sys.stdout.write(batch_bound_json(read_text(args.batch), bound_report) + "\n")
+            return 0
         print_json(batch_results(args, lambda inst: bound_report(inst, args.certify)))
         return 0
     inst = instance_from_args(args)

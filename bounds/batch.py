@@ -1,0 +1,441 @@
+"""Exact evaluation of :func:`bounds.lower_bound` over arrays of instances (numpy, int64).
+
+The same terms, the same values and the same theorem exact flags as the per-instance evaluation
+(tests/test_bounds_batch.py compares them), for integer durations and no communication delay:
+every value is a fraction ``num / den`` of int64 arrays with ``den`` 1 or ``K`` (T2, S3, MW7
+divide by ``K``). Single-wave terms are evaluated over all rows at once (the per-GPU maxima
+loop over ``p`` on the rows with ``P > p``); multi-wave rows are grouped by their *shape*
+(``P, v``, placement, fused or split, ``K = 1`` or not), whose op types, heads and tails share
+one structure, and each group is evaluated at once: MW1 by broadcasting over (GPU, min-head op
+type, min-tail op type, op type), MW7 by walking each GPU's ``v`` stage groups, MW9 at its
+candidate points. Cost: ``O(rows * P * n^3)`` for MW1 (``n`` op types per GPU) and ``O(rows
+* P * v)`` otherwise, in a few hundred numpy calls per group.
+
+:func:`supported` says which rows this handles (:data:`LIMITS`); the others go through
+:func:`bounds.lower_bound`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from schedules.instance import placement_stage_to_rank
+
+from .evaluate import TERM_IDS, exact_theorem
+
+LIMITS = {"P": 64, "v": 8, "m": 1 << 20, "duration": 1 << 20, "K": 1 << 16}
+"""Largest ``P``, ``v``, ``m``, integer duration and finite ``K`` of the array path (int64
+values stay far from overflow); other rows use the per-instance evaluation."""
+
+_BIG = np.int64(1) << np.int64(60)
+
+
+@dataclass
+class Rows:
+    """Columns of a batch: int64 arrays, ``K`` 0 for unconstrained, ``bI = bW = 0`` fused."""
+
+    P: np.ndarray
+    m: np.ndarray
+    K: np.ndarray
+    v: np.ndarray
+    vshape: np.ndarray  # bool
+    f: np.ndarray
+    b: np.ndarray
+    bI: np.ndarray
+    bW: np.ndarray
+
+    @property
+    def split(self) -> np.ndarray:
+        return self.bI > 0
+
+    def take(self, idx) -> "Rows":
+        return Rows(*(getattr(self, k)[idx] for k in ("P", "m", "K", "v", "vshape", "f", "b",
+                                                       "bI", "bW")))
+
+
+@dataclass
+class Term:
+    """One term over the rows of a batch: ``mask`` where it applies, ``num / den`` its value,
+    ``exact`` where a theorem proves it equal to the optimum."""
+
+    name: str
+    mask: np.ndarray
+    num: np.ndarray
+    den: np.ndarray
+    exact: np.ndarray
+
+
+def supported(P, m, K, v, f, b, bI, bW) -> bool:
+    """A row the array path evaluates (ints within :data:`LIMITS`)."""
+    L = LIMITS
+    return (P <= L["P"] and v <= L["v"] and m <= L["m"] and K <= L["K"]
+            and max(f, b, bI, bW) <= L["duration"])
+
+
+def _ceil_div(a, b):
+    return -((-a) // b)
+
+
+# --------------------------------------------------------------------------- single wave
+def _per_gpu_max(P, term):
+    """``max_{0 <= q < P} term(q)`` elementwise (rows with ``P <= q`` ignored)."""
+    best = np.full(P.shape, -_BIG, dtype=np.int64)
+    for q in range(int(P.max()) if P.size else 0):
+        val = term(q)
+        np.maximum(best, np.where(P > q, val, -_BIG), out=best)
+    return best
+
+
+def _memory_time_num(m, K, f, work, kept, remat, edge):
+    """``K * min_r max(m work + r f, ((m-r) kept + r remat + edge) / K)`` (T2, S3)."""
+    denom = K * f + kept - remat
+    num = m * (kept - K * work) + edge
+    lo = np.where(num > 0, num // np.maximum(denom, 1), 0)
+    hi = np.where(num > 0, lo + (lo * denom != num), 0)
+    best = None
+    for r in (np.clip(lo, 0, m), np.clip(hi, 0, m)):
+        val = np.maximum((m * work + r * f) * K, (m - r) * kept + r * remat + edge)
+        best = val if best is None else np.minimum(best, val)
+    return best
+
+
+def _waste(n, G, f, x):
+    """Theorem 3's ``single_slot_waste`` elementwise."""
+    c = G // f
+    r0 = G - c * f
+    N = n - x
+    return N * f + x * G - f * np.minimum(N, x * c) - r0 * np.minimum(x, np.maximum(0, N - x * c))
+
+
+def _min_waste(n, G, f, xmax):
+    """``min_{0 <= x <= xmax} waste(n, G, f, x)`` (convex piecewise linear: its breakpoints
+    and the ends)."""
+    c = G // f
+    best = None
+    for x in (np.zeros_like(n), xmax, n // (c + 2), _ceil_div(n, c + 2), n // (c + 1),
+              _ceil_div(n, c + 1)):
+        w = _waste(n, G, f, np.clip(x, 0, xmax))
+        best = w if best is None else np.minimum(best, w)
+    return best
+
+
+def _single_wave(r: Rows) -> list[Term]:
+    one = np.ones_like(r.P)
+    P, m, K, f, b, bI, bW = r.P, r.m, r.K, r.f, r.b, r.bI, r.bW
+    split, fused = r.split, ~r.split
+    finite = K > 0
+    B = f + b
+    bc = np.where(split, bI, b)                     # the chain's backward op
+    chain = np.where(split, P * (f + bI) + bW, P * b + P * f)
+    terms = [Term("work", one > 0, m * B, one, one < 0),
+             Term("critical_path", one > 0, chain, one, m == 1)]
+    # fused: T1, T2 (K < P), T3 (K = 1)
+    t1_exact = ~finite | (K >= np.minimum(m, P)) | ((m - 2) * f <= b)
+    terms.append(Term("fill_drain", fused, (m + P - 1) * B, one, fused & t1_exact))
+    Kc = np.where(finite, K, 1)
+    k = np.minimum(Kc, m)
+    t2 = fused & finite & (K < P)
+    if t2.any():
+        edge = k * (k - 1) // 2 * B
+        num = _per_gpu_max(np.where(t2, P, 0), lambda q: q * B * Kc + _memory_time_num(
+            m, Kc, f, B, (P - q) * B, B, edge))
+        terms.append(Term("memory_time", t2, num, Kc, one < 0))
+    # split: S1, S2, S3 (K < m)
+    keep = np.where(finite, np.minimum(Kc, m), m)
+    q = P - 1
+    s1 = np.maximum(m * B, q * f + m * B + np.maximum(0, q * bI - (keep - 1) * bW))
+    terms.append(Term("split_drain", split, s1, one, one < 0))
+    terms.append(Term("split_first_input", split, P * f + (P - 1) * bI + m * b, one, one < 0))
+    s3 = split & finite & (K < m)
+    if s3.any():
+        edge = k * (k - 1) // 2 * (f + bW)
+        num = _per_gpu_max(np.where(s3, P, 0), lambda q: q * f * Kc + _memory_time_num(
+            m, Kc, f, B, (P - q) * (f + bI) + bW, B, edge))
+        terms.append(Term("split_memory_time", s3, num, Kc, one < 0))
+    t3 = K == 1
+    if t3.any():
+        val = _per_gpu_max(np.where(t3, P, 0), lambda q: q * (f + bc) + m * B + _min_waste(
+            m, np.maximum(P - q - 1, 0) * (f + bc), f, m))
+        exact = t3 & ((P <= 2) | (split & ((m - 2) * f <= bI)))
+        terms.append(Term("single_slot", t3, val, one, exact))
+    return terms
+
+
+# --------------------------------------------------------------------------- multi wave
+def _op_types(r: Rows, S: int, gpu: tuple, k1: bool, split: bool):
+    """Per GPU, the op types ``(kind, stage)`` and their head, tail, duration arrays (rows),
+    as in :func:`bounds.multi_wave.all_op_types` (``K = 1``: with MW8c's chains)."""
+    f, b = r.f, r.b
+    b0 = r.bI if split else b
+    bW = r.bW if split else np.zeros_like(f)
+    P = len(set(gpu))
+    types: list[list[tuple]] = [[] for _ in range(P)]
+    if not k1:
+        for s in range(S):
+            o = types[gpu[s]]
+            if split:
+                o.append(("F", s, s * f, (S - 1 - s) * f + S * b0 + bW, f))
+                o.append(("I", s, S * f + (S - 1 - s) * b0, s * b0 + bW, b0))
+                o.append(("W", s, S * f + (S - s) * b0, np.zeros_like(f), bW))
+            else:
+                o.append(("F", s, s * f, (S - 1 - s) * f + S * b, f))
+                o.append(("B", s, S * f + (S - 1 - s) * b, s * b, b))
+        return types
+    top = {}
+    for s in range(S):
+        top[gpu[s]] = s
+    has_R = [s < top[gpu[s]] for s in range(S)]
+    hF = [s * f for s in range(S)]
+    hR, hB, rel_end = {}, [None] * S, {}
+    prev = hF[S - 1] + f
+    for s in range(S - 1, -1, -1):
+        g, start = gpu[s], prev
+        if has_R[s]:
+            hR[s] = np.maximum(hF[s] + f, rel_end[g])
+            start = np.maximum(start, hR[s] + f)
+        hB[s] = start
+        prev = start + b0
+        end = prev + bW
+        rel_end[g] = np.maximum(rel_end[g], end) if g in rel_end else end
+    zero = np.zeros_like(f)
+    tB, tW, tR, rmax = [None] * S, [None] * S, {}, {}
+    for s in range(S):
+        g = gpu[s]
+        after = rmax.get(g, zero)
+        down = b0 + tB[s - 1] if s else zero
+        if split:
+            tW[s] = after
+            tB[s] = np.maximum(down, bW + tW[s])
+        else:
+            tB[s] = np.maximum(down, after)
+        if has_R[s]:
+            tR[s] = b0 + tB[s]
+            rmax[g] = np.maximum(rmax[g], f + tR[s]) if g in rmax else f + tR[s]
+    tF = [None] * S
+    nxt = b0 + tB[S - 1]
+    for s in range(S - 1, -1, -1):
+        tF[s] = np.maximum(nxt, f + tR[s]) if has_R[s] else nxt
+        nxt = f + tF[s]
+    k0 = "I" if split else "B"
+    for s in range(S):
+        o = types[gpu[s]]
+        o.append(("F", s, hF[s], tF[s], f))
+        if has_R[s]:
+            o.append(("R", s, hR[s], tR[s], f))
+        o.append((k0, s, hB[s], tB[s], b0))
+        if split:
+            o.append(("W", s, hB[s] + b0, tW[s], bW))
+    return types
+
+
+def _distinct(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)``: one row index per distinct row of ``cols`` (int64, rows x k, small
+    non-negative values) and each row's distinct number."""
+    M = int(cols.max()) + 1 if cols.size else 1
+    if M ** cols.shape[1] < (1 << 62):
+        key = np.zeros(cols.shape[0], np.int64)
+        for j in range(cols.shape[1]):
+            key = key * M + cols[:, j]
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inv = np.unique(cols, axis=0, return_index=True, return_inverse=True)
+    return first, inv.reshape(-1)
+
+
+def _gpu_subset(types, m, durations):
+    """MW1: max over GPUs and op-type sets ``{head >= h, tail >= q}`` (thresholds at the op
+    types' own heads and tails) of ``min head + m * work + min tail``. The sets depend on the
+    durations only: they are formed once per distinct duration tuple of the group (as lines
+    ``a + m w``), then evaluated for every row's ``m``."""
+    n = max(len(t) for t in types)
+    rows = m.shape[0]
+    Pn = len(types)
+    H = np.zeros((rows, Pn, n), np.int64)
+    T = np.zeros((rows, Pn, n), np.int64)
+    D = np.zeros((rows, Pn, n), np.int64)
+    valid = np.zeros((Pn, n), bool)
+    for p, ts in enumerate(types):
+        for i, t in enumerate(ts):
+            H[:, p, i], T[:, p, i], D[:, p, i] = t[2], t[3], t[4]
+            valid[p, i] = True
+    # the distinct duration tuples of the group (heads, tails, durations depend on them only)
+    first, inv = _distinct(durations)
+    U = first.size
+    H, T, D = H[first], T[first], D[first]
+    # chosen[u, p, i, j, t]: type t is in the set of thresholds (head of i, tail of j)
+    chosen = ((H[:, :, None, None, :] >= H[:, :, :, None, None])
+              & (T[:, :, None, None, :] >= T[:, :, None, :, None])
+              & valid[None, :, None, None, :])
+    ok = chosen.any(-1) & (valid[:, :, None] & valid[:, None, :])[None]
+    a = (np.where(chosen, H[:, :, None, None, :], _BIG).min(-1)
+         + np.where(chosen, T[:, :, None, None, :], _BIG).min(-1))
+    w = (chosen * D[:, :, None, None, :]).sum(-1)
+    a = np.where(ok, a, -_BIG).reshape(U, -1)
+    w = np.where(ok, w, 0).reshape(U, -1)
+    return (a[inv] + m[:, None] * w[inv]).max(-1)
+
+
+def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bool) -> list[Term]:
+    S = v * P
+    gpu = placement_stage_to_rank(P, v, "vshape" if vshape else "looped")
+    stages = [[s for s in range(S) if gpu[s] == p] for p in range(P)]
+    one = np.ones_like(r.m)
+    m, K, f, b, bI, bW = r.m, r.K, r.f, r.b, r.bI, r.bW
+    finite = K > 0
+    Kc = np.where(finite, K, 1)
+    B = f + b
+    fused = not split
+    no = one < 0
+    terms: list[Term] = [Term("work", one > 0, v * m * B, one, no),
+                         Term("critical_path", one > 0,
+                              S * f + (S * bI + bW if split else S * b), one, no)]
+    types = _op_types(r, S, gpu, k1, split)
+    if fused:
+        terms.append(Term("mw_fill_drain", one > 0, (v * m + P - 1) * B, one, no))
+        terms.append(Term("mw_last_stage", one > 0, (m + S - 1) * B, one, no))
+        if vshape:
+            terms.append(Term("mw_vshape_pair", one > 0,
+                              S * B + 2 * (m - 1) * np.maximum(f, b), one, no))
+    mw1 = _gpu_subset(types, m, np.stack([f, b, bI, bW], 1))
+    terms.append(Term("mw_gpu_subset", one > 0, mw1, one, (m == 1) & (K == 1)))
+    # MW7, finite K: every GPU at once, arrays (rows, P); round trips by stage group
+    lo = np.array([st[0] for st in stages], np.int64)
+    if finite.any():
+        n = v * m
+        rel = bW if split else b
+        kk = np.minimum(Kc, n)
+        edge = (kk * (kk - 1) // 2 * (f + rel))[:, None]
+        work = (n * B)[:, None]
+        coef = np.array([[S - s for s in st] for st in stages], np.int64)  # (P, v), longest 1st
+        trip = (f + bI) if split else B
+        Ls = coef[None] * trip[:, None, None] + (bW[:, None, None] if split else 0)
+        mm, ff, KK, BB = m[:, None], f[:, None], Kc[:, None], B[:, None]
+        total = mm * Ls.sum(-1) + edge
+        x0 = np.zeros_like(total)
+        cross = np.broadcast_to(n[:, None], total.shape).copy()
+        done = np.zeros(total.shape, bool)
+        for k in range(v):                                # longest first
+            L = Ls[:, :, k]
+            slope = ff * KK + L - BB
+            diff0 = (work + x0 * ff) * KK - (total + x0 * BB)
+            hit = ~done & (diff0 + mm * slope >= 0)
+            cross = np.where(hit, x0 + np.where(diff0 >= 0, 0, -(diff0 // slope)), cross)
+            done |= hit
+            total = np.where(done, total, total - mm * L)
+            x0 = np.where(done, x0, x0 + mm)
+        # kept(x): the n - x shortest; suffix sums of the longest-first groups
+        suffix = np.concatenate([np.cumsum(Ls[:, :, ::-1], -1)[:, :, ::-1],
+                                 np.zeros(Ls.shape[:2] + (1,), np.int64)], -1)
+        Lpad = np.concatenate([Ls, np.zeros(Ls.shape[:2] + (1,), np.int64)], -1)
+        inner = None
+        for x in (np.maximum(cross - 1, 0), cross):
+            full, part = x // mm, x % mm
+            kept = (mm * np.take_along_axis(suffix, full[..., None], -1)[..., 0]
+                    - part * np.take_along_axis(Lpad, full[..., None], -1)[..., 0])
+            val = np.maximum((work + x * ff) * KK, kept + x * BB + edge)
+            inner = val if inner is None else np.minimum(inner, val)
+        tail = 0 if split else lo[None] * b[:, None]
+        num = (lo[None] * ff + tail) * KK + inner
+        terms.append(Term("mw_memory_slots", finite, num.max(-1), Kc, no))
+    if fused:
+        forced = finite & (K < v)
+        if forced.any():
+            terms.append(Term("mw_forced_remat", forced,
+                              (v * m + P - 1) * B + m * (v - Kc) * f, one, no))
+        if vshape and k1:
+            terms.append(Term("mw_vshape_forced_remat", one > 0,
+                              S * B + 2 * (m - 1) * b + m * f, one, no))
+    slot = finite & (K <= v) & ((K == 1) if split else True)
+    if slot.any():
+        bc = bI if split else b
+        last = "I" if split else "B"
+        n = ((v - Kc + 1) * m)[:, None]
+        top = np.array([st[-1] for st in stages], np.int64)
+        G = (S - top - 1)[None] * (f + bc)[:, None]
+        span = (v * m * B)[:, None] + _min_waste(n, G, f[:, None], m[:, None])
+        byk = [{(t[0], t[1]): t for t in ts} for ts in types]
+        head = np.stack([byk[p][("F", st[0])][2] for p, st in enumerate(stages)], -1)
+        tail = np.stack([byk[p][(last, st[0])][3] for p, st in enumerate(stages)], -1)
+        val = head + span + tail - (bW[:, None] if split else 0)
+        terms.append(Term("mw_single_slot", slot, val.max(-1), one, no))
+    if fused and not vshape:
+        case = ~finite | (K >= v * m)
+        if case.any():
+            terms.append(Term("mw_looped_opt", case,
+                              (P - 1 + (v - 1) * np.maximum(m, P) + m) * B, one, case))
+    if fused and vshape and v == 2:
+        case = ~finite & ((m <= P) | ((f == b) & (m % P == 0)))
+        if case.any():
+            terms.append(Term("mw_vshape_opt", case, mw1, one, case))
+    return terms
+
+
+# --------------------------------------------------------------------------- the batch
+@dataclass
+class Result:
+    """Per row: the bound ``num / den`` (reduced), its terms (in :func:`lower_bound`'s order:
+    ``(name, num, den)`` lists), the theorem id that makes it exact (or None)."""
+
+    num: np.ndarray
+    den: np.ndarray
+    terms: list
+    theorem: list
+
+
+def lower_bounds(r: Rows) -> Result:
+    """:func:`bounds.lower_bound` of every row (rows within :data:`LIMITS`, integer durations,
+    no delay)."""
+    N = r.P.shape[0]
+    out_terms: list = [None] * N
+    theorem: list = [None] * N
+    num = np.zeros(N, np.int64)
+    den = np.ones(N, np.int64)
+    groups: dict = {}
+    single = np.flatnonzero(r.v == 1)
+    if single.size:
+        groups[("single",)] = single
+    multi = np.flatnonzero(r.v > 1)
+    if multi.size:
+        keys = np.stack([r.P[multi], r.v[multi], r.vshape[multi].astype(np.int64),
+                         r.split[multi].astype(np.int64), (r.K[multi] == 1).astype(np.int64)], 1)
+        first, inv = _distinct(keys)
+        order = np.argsort(inv, kind="stable")
+        bounds_ = np.searchsorted(inv[order], np.arange(first.size + 1))
+        for g, row in enumerate(first):
+            groups[tuple(int(x) for x in keys[row])] = multi[order[bounds_[g]:bounds_[g + 1]]]
+    for key, idx in groups.items():
+        sub = r.take(idx)
+        terms = (_single_wave(sub) if key == ("single",) else
+                 _multi_wave_group(sub, key[0], key[1], bool(key[2]), bool(key[3]),
+                                   bool(key[4])))
+        # the maximum over the applicable terms, compared as fractions (den 1 or K)
+        bn = np.full(idx.size, -1, np.int64)
+        bd = np.ones(idx.size, np.int64)
+        for t in terms:
+            better = t.mask & (t.num * bd > bn * t.den)
+            bn = np.where(better, t.num, bn)
+            bd = np.where(better, t.den, bd)
+        g = np.gcd(bn, bd)
+        num[idx], den[idx] = bn // g, bd // g
+        masks = np.stack([t.mask for t in terms], 1)
+        tn = np.stack([t.num for t in terms], 1)
+        td = np.stack([t.den for t in terms], 1)
+        gg = np.gcd(tn, td)
+        tn, td = tn // gg, td // gg
+        hit = masks & np.stack([t.exact for t in terms], 1) & (tn * (bd // g)[:, None]
+                                                              == (bn // g)[:, None] * td)
+        names = [t.name for t in terms]
+        ex_theorem = [exact_theorem(nm) for nm in names]
+        first = np.where(hit.any(1), hit.argmax(1), -1)
+        ml, tnl, tdl, fl = masks.tolist(), tn.tolist(), td.tolist(), first.tolist()
+        for k, row in enumerate(idx.tolist()):
+            mk, a, d_ = ml[k], tnl[k], tdl[k]
+            out_terms[row] = [(names[j], a[j], d_[j]) for j in range(len(names)) if mk[j]]
+            if fl[k] >= 0:
+                theorem[row] = ex_theorem[fl[k]]
+    return Result(num, den, out_terms, theorem)
+
+
+__all__ = ["LIMITS", "Rows", "Result", "Term", "TERM_IDS", "lower_bounds", "supported"]
