@@ -185,7 +185,8 @@ def compact(path: str) -> int:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--family", default="single", help="single, multi, split, k1, split-k1, or all (the first three)")
+    ap.add_argument("--family", default="single",
+                    help="single, multi, split, k1, split-k1, or all (the first three)")
     ap.add_argument("--durations", default="base", choices=("base", "all"))
     ap.add_argument("--min-P", type=int, default=1)
     ap.add_argument("--max-P", type=int, default=4)

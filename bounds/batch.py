@@ -188,7 +188,9 @@ def _op_types(r: Rows, S: int, gpu: tuple, k1: bool, split: bool):
         top[gpu[s]] = s
     has_R = [s < top[gpu[s]] for s in range(S)]
     hF = [s * f for s in range(S)]
-    hR, hB, rel_end = {}, [None] * S, {}
+    hR: dict = {}
+    hB: list = [None] * S
+    rel_end: dict = {}
     prev = hF[S - 1] + f
     for s in range(S - 1, -1, -1):
         g, start = gpu[s], prev
@@ -200,7 +202,10 @@ def _op_types(r: Rows, S: int, gpu: tuple, k1: bool, split: bool):
         end = prev + bW
         rel_end[g] = np.maximum(rel_end[g], end) if g in rel_end else end
     zero = np.zeros_like(f)
-    tB, tW, tR, rmax = [None] * S, [None] * S, {}, {}
+    tB: list = [None] * S
+    tW: list = [None] * S
+    tR: dict = {}
+    rmax: dict = {}
     for s in range(S):
         g = gpu[s]
         after = rmax.get(g, zero)
@@ -417,15 +422,15 @@ def lower_bounds(r: Rows) -> Result:
             better = t.mask & (t.num * bd > bn * t.den)
             bn = np.where(better, t.num, bn)
             bd = np.where(better, t.den, bd)
-        g = np.gcd(bn, bd)
-        num[idx], den[idx] = bn // g, bd // g
+        gcd = np.gcd(bn, bd)
+        num[idx], den[idx] = bn // gcd, bd // gcd
         masks = np.stack([t.mask for t in terms], 1)
         tn = np.stack([t.num for t in terms], 1)
         td = np.stack([t.den for t in terms], 1)
         gg = np.gcd(tn, td)
         tn, td = tn // gg, td // gg
-        hit = masks & np.stack([t.exact for t in terms], 1) & (tn * (bd // g)[:, None]
-                                                              == (bn // g)[:, None] * td)
+        hit = masks & np.stack([t.exact for t in terms], 1) & (tn * (bd // gcd)[:, None]
+                                                              == (bn // gcd)[:, None] * td)
         names = [t.name for t in terms]
         ex_theorem = [exact_theorem(nm) for nm in names]
         first = np.where(hit.any(1), hit.argmax(1), -1)

@@ -132,7 +132,10 @@ def basic_terms(inst: Instance) -> list[tuple[str, Value, bool]]:
     [('work', 3, False), ('critical_path', 12, True)]
     """
     work = inst.v * inst.m * (inst.f + inst.b)
-    chain = inst.S * inst.f + (inst.S * inst.b_I + inst.b_W if inst.split else inst.S * inst.b)
+    if inst.b_I is not None and inst.b_W is not None:  # split: the chain's backward ops are I
+        chain = inst.S * inst.f + inst.S * inst.b_I + inst.b_W
+    else:
+        chain = inst.S * inst.f + inst.S * inst.b
     chain_exact = inst.m == 1 and inst.v == 1 and not inst.c
     return [("work", work, False), ("critical_path", chain, chain_exact)]
 

@@ -104,11 +104,11 @@ def _proportional(durs: tuple, grid) -> bool:
                for t in itertools.product(grid, repeat=len(durs)))
 
 
-SINGLE_SLOT_CHECKED = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
+SINGLE_SLOT_CHECKED: dict = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
 """T3 = OPT, fused ``K = 1``, ``v = 1``: ``P <= 5, m <= 8``, every ratio ``f : b`` of two
 durations of the grid (docs/theory.md section 5; 637 rows of data/optima.jsonl)."""
 
-SPLIT_SINGLE_SLOT_CHECKED = {"P": 4, "m": 6, "durations": (1, 2, 3)}
+SPLIT_SINGLE_SLOT_CHECKED: dict = {"P": 4, "m": 6, "durations": (1, 2, 3)}
 """T3's split form = OPT, ``K = 1``, ``v = 1``: ``P <= 4, m <= 6``, every ratio
 ``f : b_I : b_W`` of the grid (docs/theory.md section 6)."""
 
@@ -181,10 +181,13 @@ def _row_key(row: dict) -> tuple[tuple, Fraction]:
     s2r = (tuple(row["stage_to_rank"]) if row.get("stage_to_rank") is not None
            else _placement(P, v, row.get("placement") or "looped"))
     f = _number(row.get("f", 1))
-    split = row.get("b_input") is not None
-    b_I = _number(row["b_input"]) if split else None
-    b_W = _number(row["b_weight"]) if split else None
-    b = b_I + b_W if split else _number(row.get("b", 2))
+    b_I: Optional[Fraction] = None
+    b_W: Optional[Fraction] = None
+    if row.get("b_input") is not None:  # split
+        b_I, b_W = _number(row["b_input"]), _number(row["b_weight"])
+        b = b_I + b_W
+    else:
+        b = _number(row.get("b", 2))
     K = row.get("K")
     K = None if K in (None, "inf") else int(K)
     return table_key(P, m, K, s2r, f, b, b_I, b_W, _number(row.get("c", 0))), f
@@ -278,7 +281,7 @@ def reaches(sched: Schedule, inst: Instance, target: Fraction, result=None) -> b
     from schedules.simulate import simulate
 
     res = result if result is not None else simulate(sched.with_instance(inst))
-    if not res.valid or res.makespan != target:
+    if not res.valid or res.makespan != target or res.peak_memory is None:
         return False
     return inst.K is None or max(res.peak_memory) <= inst.K
 

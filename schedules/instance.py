@@ -20,10 +20,10 @@ Example
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from math import lcm
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 Number = Union[int, Fraction, str, float]
 
@@ -104,14 +104,17 @@ class Instance:
     c : communication delay added to a precedence between stages on different GPUs (``>= 0``).
     """
 
+    # the annotations are the types stored after validation; construction also accepts the
+    # CLI.md spellings (ints, "3/2" strings, K = "inf", stage_to_rank as a list), and None for
+    # b and stage_to_rank means "derive it" (b = 2 or b_I + b_W; the placement's list)
     P: int
     m: int
     K: Optional[int] = None
     v: int = 1
     placement: str = "looped"
-    stage_to_rank: Optional[tuple[int, ...]] = None
+    stage_to_rank: tuple[int, ...] = None  # type: ignore[assignment]
     f: Fraction = Fraction(1)
-    b: Optional[Fraction] = None
+    b: Fraction = None  # type: ignore[assignment]
     b_I: Optional[Fraction] = None
     b_W: Optional[Fraction] = None
     c: Fraction = Fraction(0)
@@ -157,7 +160,7 @@ class Instance:
         b_W = None if self.b_W is None else to_fraction(self.b_W, "b_W")
         if (b_I is None) != (b_W is None):
             raise InstanceError("split backward needs both b_I and b_W")
-        if b_I is not None:
+        if b_I is not None and b_W is not None:
             if b_I <= 0:
                 raise InstanceError(f"b_I (input-gradient time) must be > 0, got {b_I}")
             if b_W <= 0:
@@ -172,7 +175,7 @@ class Instance:
         c = to_fraction(self.c, "c")
         if c < 0:
             raise InstanceError(f"c (communication delay) must be >= 0, got {c}")
-        unit = lcm(*(x.denominator for x in (f, b, c) + ((b_I, b_W) if b_I is not None else ())))
+        unit = lcm(*(x.denominator for x in (f, b, c, b_I, b_W) if x is not None))
         for name, value in (("P", P), ("m", m), ("v", v), ("K", K), ("placement", placement),
                             ("stage_to_rank", s2r), ("f", f), ("b", b), ("b_I", b_I),
                             ("b_W", b_W), ("c", c), ("_unit", unit)):
@@ -209,9 +212,10 @@ class Instance:
         if kind == "B":
             return self.b
         if kind in ("I", "W"):
-            if not self.split:
+            value = self.b_I if kind == "I" else self.b_W
+            if value is None:
                 raise InstanceError(f"op kind {kind} needs split backward durations b_I, b_W")
-            return self.b_I if kind == "I" else self.b_W
+            return value
         raise InstanceError(f"unknown op kind {kind!r}; ops are F B I W R")
 
     def with_(self, **changes) -> "Instance":
@@ -236,13 +240,13 @@ class Instance:
 
     def to_dict(self) -> dict:
         """The instance as the JSON object of CLI.md (numbers as ints or ``"p/q"`` strings)."""
-        d = {"P": self.P, "m": self.m, "K": self.K, "v": self.v}
+        d: dict = {"P": self.P, "m": self.m, "K": self.K, "v": self.v}
         if self.placement == "explicit":
             d["stage_to_rank"] = list(self.stage_to_rank)
         else:
             d["placement"] = self.placement
         d["f"] = fraction_json(self.f)
-        if self.split:
+        if self.b_I is not None and self.b_W is not None:  # split
             d["b_input"] = fraction_json(self.b_I)
             d["b_weight"] = fraction_json(self.b_W)
         d["b"] = fraction_json(self.b)

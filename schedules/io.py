@@ -81,7 +81,7 @@ def document_from_schedule(schedule: Schedule, **extra) -> dict:
         doc["placement"] = inst.placement
     doc["K"] = inst.K
     durations = {"F": fraction_json(inst.f), "B": fraction_json(inst.b)}
-    if inst.split:
+    if inst.b_I is not None and inst.b_W is not None:  # split
         durations["I"] = fraction_json(inst.b_I)
         durations["W"] = fraction_json(inst.b_W)
     doc["durations"] = durations

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence, Union
 
-from .instance import Instance, InstanceError
-from .ops import KIND_INDEX, KINDS, Op, OpError
+from .instance import Instance
+from .ops import Op, OpError
 
 
 class ScheduleError(ValueError):

@@ -19,7 +19,7 @@ from bounds import lower_bound
 from bounds import single_wave as sw
 from bounds.symbols import K, P, b, b_I, b_W, exact_lambdify, f, m, substitutions
 from bounds.vectorized import lower_bound_fused, lower_bound_split
-from schedules import Instance, Schedule, simulate
+from schedules import Instance, simulate
 from schedules.constructions import optimal_schedule
 
 

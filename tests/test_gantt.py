@@ -14,7 +14,7 @@ from schedules.remat import fit_memory
 
 pytest.importorskip("matplotlib")
 
-from schedules.gantt import COLORS, GanttError, plot_gantt, save_gantt  # noqa: E402
+from schedules.gantt import GanttError, plot_gantt, save_gantt  # noqa: E402
 
 
 def bar_patches(ax):

@@ -1,8 +1,7 @@
 """The validator: a valid schedule passes; one mutation per rule fails, naming that rule."""
 
-import pytest
 
-from builders import gpipe_orders, one_f_one_b_orders
+from builders import one_f_one_b_orders
 from schedules import Instance, Schedule, simulate, validate
 
 

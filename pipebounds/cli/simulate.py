@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schedules.io import DocumentError, INPUT_ERRORS, load_documents, schedule_from_document
+from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.simulate import simulate
 from .common import CLIError, exact_string, number, print_json, read_text
 

@@ -44,7 +44,7 @@ def block_schedule(inst: Instance, forward_gap: Gap = None, backward_gap: Gap = 
     ``split`` defaults to ``inst.split``.
     """
     split = inst.split if split is None else split
-    S, P, u = inst.S, inst.P, inst.unit
+    P, u = inst.P, inst.unit
     kinds = ("F", "I", "W") if split else ("F", "B")
     d = {k: int(inst.duration(k) * u) for k in kinds}
     period = inst.v * sum(d.values())

@@ -49,7 +49,8 @@ def rounds_of(P: int, m: int) -> list[range]:
     return out
 
 
-def round_sequence(local: tuple[int, ...], rounds: list[range], reverse: bool = False) -> list[tuple[int, int]]:
+def round_sequence(local: tuple[int, ...], rounds: list[range],
+                   reverse: bool = False) -> list[tuple[int, int]]:
     """``(stage, microbatch)`` pairs round by round, each round local stage by local stage."""
     stages = tuple(reversed(local)) if reverse else local
     return [(s, j) for group in rounds for s in stages for j in group]

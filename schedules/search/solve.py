@@ -37,7 +37,6 @@ from typing import Optional
 
 from ..instance import Instance
 from ..schedule import Schedule
-from ..simulate import simulate
 from .bnb import Search
 from .incumbent import best_known
 from .model import Model
