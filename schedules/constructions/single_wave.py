@@ -16,7 +16,8 @@
   (which activations each GPU keeps, the order the backward passes run in); returns a
   schedule only when its makespan *equals* Theorem 3's bound, hence proven optimal; None
   otherwise. Theorem 3 is not reachable on every instance: ``P = 3, m = 12, f = 5, b = 3``
-  has ``T3 = 144`` but no schedule ends before 145 (GPUs 0 and 1 both have zero slack and their tight first holds conflict).
+  has ``T3 = 144`` but no schedule ends before 145 (GPUs 0 and 1 both have zero slack and
+  their tight first holds conflict).
 * :func:`optimal_schedule` -- the dispatcher hook: one of the above when it is proven optimal,
   else None.
 
