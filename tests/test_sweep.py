@@ -110,7 +110,9 @@ def test_killed_cli_run_keeps_finished_results(tmp_path):
     store = tmp_path / "k.sqlite"
     cmd = [sys.executable, "-m", "pipebounds", "sweep", str(grid), "--task", "generate",
            "--store", str(store), "--workers", "1", "--quiet"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # its own process group, killed whole (as a shell kills a job): no orphaned pool worker
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
     deadline = time.time() + 60
     stored = 0
     while time.time() < deadline and proc.poll() is None:
@@ -123,7 +125,7 @@ def test_killed_cli_run_keeps_finished_results(tmp_path):
             if stored >= 3:
                 break
     if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     with Store(store) as s:
         kept = s.done_keys()

@@ -10,8 +10,9 @@ otherwise every other key of ``product`` takes a list and the grid is their prod
                                                         {"f": 1, "b_input": 1, "b_weight": 1}]},
      "options": {"time_limit": 5}}
 
-``m_per_P`` gives ``m = m_per_P * P`` (the atlas's ``m in {P, 2P, 4P, 8P}``); ``durations``
-entries are merged into the instance object; ``options`` go to the task unchanged (for example
+``m_per_P`` gives ``m = m_per_P * P`` (the atlas's ``m in {P, 2P, 4P, 8P}``); at ``v = 1``
+the placement is dropped (both are the identity there), so the product does not repeat work;
+``durations`` entries are merged into the instance object; ``options`` go to the task unchanged (for example
 ``families``, ``time_limit``, ``Ks``). An :class:`Item` is one instance object and the task
 options; its ``key`` is a hash of both and of the task name, so the same work has the same key
 in every run (what ``--resume`` relies on).
@@ -78,6 +79,8 @@ def _product(spec: dict) -> list[dict]:
         if "m_per_P" in inst:
             per = inst.pop("m_per_P")
             inst["m"] = per * inst.get("P", 1)
+        if inst.get("v", 1) == 1:
+            inst.pop("placement", None)  # both placements are the identity at v = 1 (MODEL.md)
         out.append(inst)
     return out
 
