@@ -89,24 +89,11 @@ class ScaledInstance:
     b_W: Optional[int]
     c: int
 
-    @property
-    def S(self) -> int:
-        return self.v * self.P
-
-    @property
-    def split(self) -> bool:
-        return self.b_I is not None
-
-    def gpu(self, s: int) -> int:
-        return self.stage_to_rank[s]
-
-    def stages_of(self, p: int) -> tuple[int, ...]:
-        return tuple(s for s, r in enumerate(self.stage_to_rank) if r == p)
-
-    def with_(self, **changes) -> "ScaledInstance":
-        from dataclasses import replace
-
-        return replace(self, **changes)
+    # the derived attributes are the Instance's own (they read only the fields above)
+    S = Instance.S
+    split = Instance.split
+    gpu = Instance.gpu
+    stages_of = Instance.stages_of
 
 
 def scaled(inst: Instance) -> ScaledInstance:
