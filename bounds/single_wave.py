@@ -21,12 +21,13 @@ Theorems (numbering of docs/theory.md):
 * **T3 single-slot** (fused, ``K = 1``): ``T >= max_p [p B + min_x W_p(x)]`` with ``x`` pairs kept
   on GPU ``p``, ``G = (d-1) B``, ``c = floor(G/f)``, ``r0 = G - c f``, ``N = m - x`` and
   ``W_p(x) = m B + N f + x G - f min(N, x c) - r0 min(x, max(0, N - x c))``.
-  Proven exact for ``P <= 2`` (every ``m, f, b``); exact (= OPT) on every instance of the checked
-  range; claimed exact there and wherever the construction reaches it (:func:`single_slot_exact`);
-  *not* exact in general (``P = 3, m = 12, f = 5, b = 3``: 144 < OPT = 146).
+  Proven exact for ``P <= 2`` (every ``m, f, b``; :func:`single_slot_exact`); equal to OPT on
+  every instance of the checked range and wherever a construction reaches it (both decided by
+  :mod:`pipebounds.certify`, not here); *not* exact in general (``P = 3, m = 12, f = 5, b = 3``:
+  144 < OPT = 146).
   **Split form** (``K = 1``, split backward): the same with ``B = f + b_I + b_W``,
   ``G = (d-1)(f + b_I)`` and offset ``p (f + b_I)`` (the chain's backward op is ``I``); exact
-  for ``P <= 2`` (Theorem 3b, split) and on its checked range.
+  for ``P <= 2`` (Theorem 3b, split) and ``m <= 2 + b_I/f`` (Theorem 3c, split).
 * **S1 split drain**: ``T >= p f + m b + m f + max(0, p b_I - (min(K, m) - 1) b_W)`` for every
   ``p``; **S2 split first input-gradient**: ``T >= P f + (P - 1) b_I + m b``;
   **S3 split memory-time** (any ``K``): the analogue of T2 with round trip ``d(f + b_I) + b_W``.
