@@ -19,6 +19,7 @@ from schedules.io import schedule_from_document
 from schedules.ops import Op
 from schedules.schedule import Schedule
 from schedules.search import solve
+from schedules.search.cpsat import solve_cpsat
 from schedules.search.incumbent import known_schedules
 from schedules.search.symmetry import canonical, violations
 
@@ -108,7 +109,7 @@ def test_cpsat_symmetry_rules_keep_an_optimum(kw):
     schedules (independent proofs), prove the same optimum."""
     inst = Instance(**kw)
     a = solve(inst, time_limit=60, engine="search", use_known=False, use_theory=False)
-    b = solve(inst, time_limit=60, engine="cpsat", use_known=False, use_theory=False)
+    b = solve_cpsat(inst, time_limit=60, use_known=False, use_theory=False, symmetry="full")
     assert a.status == b.status == "optimal"
     assert a.makespan == b.makespan
     assert not violations(b.schedule)

@@ -31,7 +31,8 @@ class Channel:
         return 0
 
     def incumbent(self, engine: str, makespan: int, orders) -> None:
-        """``engine`` found a valid schedule of ``makespan`` units (``orders``: per-GPU ops)."""
+        """``engine`` found a valid schedule of makespan at most ``makespan`` units (``orders``:
+        per-GPU ops; their ASAP timing may be shorter, the receiver simulates what it keeps)."""
 
     def bound(self, engine: str, lower: int) -> None:
         """``engine`` proved that no schedule beats ``lower`` units."""

@@ -15,7 +15,8 @@ Built from the same :class:`~schedules.search.model.Model` (integer time units `
   half-open in CP-SAT as in MODEL.md, and on one GPU the time-based count equals the order-based
   one of the validator (docs/search.md);
 * symmetry: the rules SYM1-SYM4 of :mod:`schedules.search.symmetry` (microbatch ``j``'s ops
-  before ``j+1``'s where a relabelling argument proves it loses no optimum);
+  before ``j+1``'s where a relabelling argument proves it loses no optimum): all four when
+  ``K`` cannot bind, SYM1 alone otherwise unless asked (:func:`build`);
 * objective: minimise ``T >=`` every end; with ``use_theory``, ``T >=`` :func:`bounds.lower_bound`
   (a constraint, never a proof of itself: :func:`~schedules.search.proof.theory_guard`);
 * hint: the best known schedule (:func:`~schedules.search.incumbent.best_known`, or the one
@@ -64,14 +65,24 @@ class Built:
     hinted: Optional[Schedule] = None
 
 
+SYMMETRY = ("auto", "full", "sym1")
+
+
 def build(inst: Instance, use_theory: bool = True, known=None,
-          symmetry=True) -> Built:
+          symmetry: str = "auto", lb_theory: Optional[Fraction] = None) -> Built:
     """The model of ``inst`` (see the module docstring). ``known``: ``(source, schedule,
     makespan)`` of a valid schedule (hint and horizon), or None (horizon: the trivial schedule).
-    ``symmetry=False`` leaves out SYM2-SYM4 (SYM1 stays)."""
+    ``symmetry``: ``full`` imposes SYM1-SYM4, ``sym1`` only SYM1, ``auto`` (default) all four
+    when ``K`` cannot bind (no ``R``: the rules are plain precedences) and SYM1 otherwise (with
+    ``R`` the rules are conditional on remat literals, and measured slower: docs/search.md)."""
+    if symmetry not in SYMMETRY:
+        raise ValueError(f"symmetry must be one of {SYMMETRY}, got {symmetry!r}")
     mdl = Model.of(inst)
     unit = mdl.unit
-    lb_theory = root_lower_bound(inst) if use_theory else Fraction(0)
+    if not use_theory:
+        lb_theory = Fraction(0)
+    elif lb_theory is None:
+        lb_theory = root_lower_bound(inst)
     lb = ceil_units(lb_theory, unit)
     if known is not None:
         theory_guard(inst, known[2], lb_theory)
@@ -134,10 +145,10 @@ def build(inst: Instance, use_theory: bool = True, known=None,
         model.add_no_overlap(per_gpu[p])
         if mdl.bounded and live[p]:
             model.add_cumulative(live[p], [1] * len(live[p]), mdl.K)
-    _symmetry(b, ends, full=symmetry)
+    _symmetry(b, ends, full=symmetry == "full" or (symmetry == "auto" and not mdl.bounded))
     model.minimize(T)
     if known is not None:
-        b.hinted = canonical(known[1].with_instance(inst)) if symmetry not in (False, "rawhint") else known[1]
+        b.hinted = canonical(known[1].with_instance(inst))
         _hint(b)
     return b
 
@@ -155,7 +166,7 @@ def _symmetry(b: Built, ends: dict, full: bool) -> None:
 
     for j in range(m - 1):  # SYM1
         before(Op(0, "F", j), Op(0, "F", j + 1))
-    if not full or full in ("canonhint", "rawhint"):
+    if not full:
         return
     kinds = (ig, "W") if mdl.split else (ig,)
     if not mdl.bounded:  # no R at all: every class is everyone, consecutive pairs suffice
@@ -182,7 +193,7 @@ def _symmetry(b: Built, ends: dict, full: bool) -> None:
             for s in range(S):  # SYM3
                 for kind in kinds:
                     before(Op(s, kind, j), Op(s, kind, k), (nr[j][S], nr[k][S]))
-            if mdl.split and full != "no4":  # SYM4: W in the order of I, whatever is recomputed
+            if mdl.split:  # SYM4: W in the order of I, whatever is recomputed
                 for s in range(S):
                     o = model.new_bool_var(f"o{s}_{j}_{k}")
                     before(Op(s, "I", j), Op(s, "I", k), (o,))
@@ -192,7 +203,8 @@ def _symmetry(b: Built, ends: dict, full: bool) -> None:
 
 
 def _hint(b: Built) -> None:
-    """Hint CP-SAT with ``b.hinted``'s ASAP start times and remat choices."""
+    """Hint CP-SAT with ``b.hinted``'s ASAP start times and remat choices (a canonical
+    schedule: split instances have ``I`` and ``W``, never a fused ``B``)."""
     from ..simulate import simulate
 
     times = simulate(b.hinted).op_times()
@@ -201,12 +213,6 @@ def _hint(b: Built) -> None:
     for op, var in b.starts.items():
         if op in times:
             b.model.add_hint(var, int(times[op][0] * unit))
-        elif op.kind in "IW" and Op(op.stage, "B", op.microbatch) in times:
-            # (only without canonical) a fused B in a split instance: I then W in its place
-            t = times[Op(op.stage, "B", op.microbatch)][0]
-            if op.kind == "W":
-                t += b.inst.b_I
-            b.model.add_hint(var, int(t * unit))
     for op, lit in b.present.items():
         b.model.add_hint(lit, (op.stage, op.microbatch) in recomputed)
 
@@ -224,7 +230,9 @@ def extract(b: Built, value, boolean_value) -> Schedule:
 
 
 class _Reporter(cp_model.CpSolverSolutionCallback):
-    """Reports each solution (checked by the simulator) to the channel; stops on request."""
+    """Reports each solution to the channel (its orders and objective ``T``, an upper bound on
+    their ASAP makespan: whoever keeps the schedule simulates it); stops on request. No
+    simulation here: the solver waits while the callback runs."""
 
     def __init__(self, b: Built, channel: Channel):
         super().__init__()
@@ -232,9 +240,9 @@ class _Reporter(cp_model.CpSolverSolutionCallback):
 
     def on_solution_callback(self) -> None:
         sched = extract(self.b, self.value, self.boolean_value)
-        ms = ceil_units(checked(self.b.inst, sched), self.b.mdl.unit)
-        self.channel.incumbent("cpsat", ms, [list(o) for o in sched.orders])
-        if self.channel.stop() or ms <= self.channel.lower():
+        obj = int(self.value(self.b.T))
+        self.channel.incumbent("cpsat", obj, [list(o) for o in sched.orders])
+        if self.channel.stop() or obj <= self.channel.lower():
             self.stop_search()
 
 
@@ -285,12 +293,14 @@ def result(b: Built, solver, code, seconds: float) -> SolveResult:
 def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
                 use_known: bool = True, use_theory: bool = True,
                 hint: Optional[Schedule] = None, known=None, channel: Channel = SILENT,
-                symmetry: bool = True, catch_sigint: bool = True) -> SolveResult:
+                symmetry: str = "auto", catch_sigint: bool = True,
+                lb_theory: Optional[Fraction] = None) -> SolveResult:
     """Solve ``inst`` with CP-SAT: :func:`build`, :func:`run`, :func:`result`.
 
     ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
     ``hint``: a valid schedule of ``inst`` to start from (horizon and solution hint) in place
-    of the best known one; ``known``: :func:`best_known`'s answer when already computed.
+    of the best known one; ``known``: :func:`best_known`'s answer, ``lb_theory``: the theory's
+    bound, when already computed.
     """
     t0 = time.monotonic()
     if hint is not None:
@@ -299,7 +309,7 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
         known = best_known(inst)
     if not use_known and hint is None:
         known = None
-    b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry)
+    b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry, lb_theory=lb_theory)
     left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - t0))
     solver, code = run(b, left, workers, channel, catch_sigint)
     return result(b, solver, code, time.monotonic() - t0)

@@ -36,14 +36,18 @@ from .result import SolveResult
 
 def solve_search(inst: Instance, time_limit: Optional[float] = None,
                  use_known: bool = True, use_theory: bool = True, known=None,
-                 channel: Channel = SILENT) -> SolveResult:
+                 channel: Channel = SILENT, lb_theory: Optional[Fraction] = None) -> SolveResult:
     """The branch-and-bound engine (see the module docstring). ``known`` is the result of
-    :func:`~schedules.search.incumbent.best_known` when the caller computed it already."""
+    :func:`~schedules.search.incumbent.best_known`, ``lb_theory`` that of
+    :func:`~schedules.search.proof.root_lower_bound`, when the caller computed them already."""
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
     mdl = Model.of(inst)
     unit = mdl.unit
-    lb_theory = root_lower_bound(inst) if use_theory else Fraction(0)
+    if not use_theory:
+        lb_theory = Fraction(0)
+    elif lb_theory is None:
+        lb_theory = root_lower_bound(inst)
     state = {"T": 0}
 
     def poll() -> bool:

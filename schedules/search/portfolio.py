@@ -77,22 +77,22 @@ class _Shared(Channel):
 
 
 def _engine(name: str, inst: Instance, time_limit, workers, use_known, use_theory, known,
-            channel: Channel) -> SolveResult:
+            lb_theory, channel: Channel) -> SolveResult:
     if name == "search":
         return solve_search(inst, time_limit, use_known, use_theory, known=known,
-                            channel=channel)
+                            channel=channel, lb_theory=lb_theory)
     return solve_cpsat(inst, time_limit, workers, use_known, use_theory, known=known,
-                       channel=channel, catch_sigint=False)
+                       channel=channel, catch_sigint=False, lb_theory=lb_theory)
 
 
-def _worker(name, inst, time_limit, workers, use_known, use_theory, known, q, upper, lower,
-            stop) -> None:
+def _worker(name, inst, time_limit, workers, use_known, use_theory, known, lb_theory, q,
+            upper, lower, stop) -> None:
     """One engine process: the parent handles SIGINT (it is sent to the whole foreground
     process group) and ends this process with SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         res = _engine(name, inst, time_limit, workers, use_known, use_theory, known,
-                      _Shared(q, upper, lower, stop))
+                      lb_theory, _Shared(q, upper, lower, stop))
         unit = inst.unit
         orders = None if res.schedule is None else [list(o) for o in res.schedule.orders]
         q.put(("done", name, res.status, ceil_units(res.lower_bound, unit),
@@ -164,8 +164,8 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
     procs = {}
     for name in engines:
         p = ctx.Process(target=_worker, name=f"pipebounds-{name}", daemon=True,
-                        args=(name, inst, time_limit, workers, use_known, use_theory, known, q,
-                              upper, lower, stop))
+                        args=(name, inst, time_limit, workers, use_known, use_theory, known,
+                              lb_theory, q, upper, lower, stop))
         p.start()
         procs[name] = p
     if best_ms is not None:
