@@ -255,7 +255,12 @@ def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = max(0.0, float(time_limit))
     if channel is not SILENT:
-        solver.best_bound_callback = lambda v: channel.bound("cpsat", -(-int(v) // 1))
+        def on_bound(v: float) -> None:
+            channel.bound("cpsat", -(-int(v) // 1))
+            if channel.stop():
+                solver.stop_search()
+
+        solver.best_bound_callback = on_bound
         code = solver.solve(b.model, _Reporter(b, channel))
     else:
         code = solver.solve(b.model)

@@ -26,6 +26,7 @@ the engines one after the other instead (:func:`solve_sequential`).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import signal
 import time
@@ -54,13 +55,15 @@ GRACE = 2.0
 
 
 class _Shared(Channel):
-    """The channel of an engine process: posts to the parent's queue, reads its shared values."""
+    """The channel of an engine process: posts to the parent's queue, reads its shared values;
+    stops when the parent says so or is gone."""
 
-    def __init__(self, q, upper, lower, stop):
+    def __init__(self, q, upper, lower, stop, parent: int):
         self.q, self._upper, self._lower, self._stop = q, upper, lower, stop
+        self.parent = parent
 
     def stop(self) -> bool:
-        return bool(self._stop.value)
+        return bool(self._stop.value) or os.getppid() != self.parent
 
     def upper(self) -> Optional[int]:
         v = self._upper.value
@@ -86,13 +89,19 @@ def _engine(name: str, inst: Instance, time_limit, workers, use_known, use_theor
 
 
 def _worker(name, inst, time_limit, workers, use_known, use_theory, known, lb_theory, q,
-            upper, lower, stop) -> None:
-    """One engine process: the parent handles SIGINT (it is sent to the whole foreground
-    process group) and ends this process with SIGTERM."""
+            upper, lower, stop, parent) -> None:
+    """One engine process. It runs in a session of its own: a terminal's SIGINT reaches only the
+    parent, which decides and ends this process with SIGTERM, and the kernel's per-session CPU
+    groups (autogroup) give each engine its own share, as a dedicated core would. Should the
+    parent vanish, :meth:`_Shared.stop` notices."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        os.setsid()
+    except OSError:  # already a session leader
+        pass
+    try:
         res = _engine(name, inst, time_limit, workers, use_known, use_theory, known,
-                      lb_theory, _Shared(q, upper, lower, stop))
+                      lb_theory, _Shared(q, upper, lower, stop, parent))
         unit = inst.unit
         orders = None if res.schedule is None else [list(o) for o in res.schedule.orders]
         q.put(("done", name, res.status, ceil_units(res.lower_bound, unit),
@@ -165,7 +174,7 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
     for name in engines:
         p = ctx.Process(target=_worker, name=f"pipebounds-{name}", daemon=True,
                         args=(name, inst, time_limit, workers, use_known, use_theory, known,
-                              lb_theory, q, upper, lower, stop))
+                              lb_theory, q, upper, lower, stop, os.getpid()))
         p.start()
         procs[name] = p
     if best_ms is not None:
