@@ -43,7 +43,7 @@ from ..schedule import Schedule
 from .channel import SILENT, Channel
 from .incumbent import best_known
 from .model import Model
-from .proof import ceil_units, checked, root_lower_bound, theory_guard
+from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
 from .symmetry import canonical
 
@@ -79,10 +79,7 @@ def build(inst: Instance, use_theory: bool = True, known=None,
         raise ValueError(f"symmetry must be one of {SYMMETRY}, got {symmetry!r}")
     mdl = Model.of(inst)
     unit = mdl.unit
-    if not use_theory:
-        lb_theory = Fraction(0)
-    elif lb_theory is None:
-        lb_theory = root_lower_bound(inst)
+    lb_theory = theory_bound(inst, use_theory, lb_theory)
     lb = ceil_units(lb_theory, unit)
     if known is not None:
         theory_guard(inst, known[2], lb_theory)

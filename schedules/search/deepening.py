@@ -30,7 +30,7 @@ from .bnb import Search
 from .channel import SILENT, Channel
 from .incumbent import best_known
 from .model import Model
-from .proof import ceil_units, checked, root_lower_bound, theory_guard
+from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
 
 
@@ -44,10 +44,7 @@ def solve_search(inst: Instance, time_limit: Optional[float] = None,
     deadline = None if time_limit is None else t0 + time_limit
     mdl = Model.of(inst)
     unit = mdl.unit
-    if not use_theory:
-        lb_theory = Fraction(0)
-    elif lb_theory is None:
-        lb_theory = root_lower_bound(inst)
+    lb_theory = theory_bound(inst, use_theory, lb_theory)
     state = {"T": 0}
 
     def poll() -> bool:

@@ -41,7 +41,7 @@ from .cpsat import solve_cpsat
 from .deepening import solve_search
 from .incumbent import best_known
 from .model import Model
-from .proof import ceil_units, checked, root_lower_bound, status_of, theory_guard
+from .proof import ceil_units, checked, status_of, theory_bound, theory_guard
 from .result import SolveResult
 
 BACKENDS = ("search", "cpsat")
@@ -134,7 +134,7 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
             raise ValueError(f"unknown backend {e!r}; backends are {', '.join(BACKENDS)}")
     mdl = Model.of(inst)
     unit = mdl.unit
-    lb_theory = root_lower_bound(inst) if use_theory else Fraction(0)
+    lb_theory = theory_bound(inst, use_theory)
     known = best_known(inst) if use_known else None
     best_ms, best_orders, source = None, None, ""
     if known is not None:

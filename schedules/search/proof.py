@@ -27,6 +27,14 @@ def root_lower_bound(inst: Instance) -> Fraction:
     return Fraction(lower_bound(inst).value)
 
 
+def theory_bound(inst: Instance, use_theory: bool, given: Optional[Fraction] = None) -> Fraction:
+    """The theory's bound an engine may use: ``given`` (already computed by the caller) or
+    :func:`root_lower_bound` with ``use_theory``, else 0 (every proof rests on the engine)."""
+    if not use_theory:
+        return Fraction(0)
+    return root_lower_bound(inst) if given is None else Fraction(given)
+
+
 def ceil_units(x: Fraction, unit: int) -> int:
     """``ceil(x * unit)``: a lower bound ``x`` in integer units."""
     x = Fraction(x)
