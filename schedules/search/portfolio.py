@@ -171,15 +171,16 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
     lower = ctx.RawValue("q", best_lower)
     stop = ctx.RawValue("b", 0)
     procs = {}
+    left = None if time_limit is None else max(0.01, time_limit - (time.monotonic() - t0))
     for name in engines:
         p = ctx.Process(target=_worker, name=f"pipebounds-{name}", daemon=True,
-                        args=(name, inst, time_limit, workers, use_known, use_theory, known,
+                        args=(name, inst, left, workers, use_known, use_theory, known,
                               lb_theory, q, upper, lower, stop, os.getpid()))
         p.start()
         procs[name] = p
+    channel.bound(engine_name, best_lower)
     if best_ms is not None:
         channel.incumbent(source, best_ms, best_orders)
-    channel.bound(engine_name, best_lower)
     deadline = None if time_limit is None else t0 + time_limit + GRACE
     alive = set(procs)
     nodes = 0
