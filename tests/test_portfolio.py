@@ -220,3 +220,25 @@ def test_bad_time_limit_exits_2(capsys):
     assert main(["solve", "-P", "2", "-m", "2", "--time-limit", "soon"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "Traceback" not in err
+
+
+def _in_daemon(q):
+    from schedules.search.portfolio import solve_portfolio
+
+    res = solve_portfolio(Instance(P=2, m=3, K=2, v=2, placement="vshape"), time_limit=60)
+    q.put((res.status, res.makespan, [e for e, _, _ in res.stats["engines"]]))
+
+
+def test_portfolio_inside_a_daemon_process_runs_the_engines_in_turn():
+    """A pool worker may not start processes: the engines run one after the other."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context()
+    q = ctx.Queue()
+    p = ctx.Process(target=_in_daemon, args=(q,), daemon=True)
+    p.start()
+    status, makespan, engines = q.get(timeout=120)
+    p.join(10)
+    ref = solve(Instance(P=2, m=3, K=2, v=2, placement="vshape"), time_limit=60, engine="search")
+    assert status == "optimal" and makespan == ref.makespan
+    assert engines[0] == "search"

@@ -161,7 +161,10 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
     if best_ms is not None and best_ms <= best_lower:
         stats["proof"] = "root"
         return answer()
-    if multiprocessing.current_process().daemon:
+    if multiprocessing.current_process().daemon:  # may not start processes
+        if len(engines) == 1:
+            return _engine(engines[0], inst, time_limit, workers, use_known, use_theory, known,
+                           lb_theory, channel)
         return solve_sequential(inst, time_limit, workers, use_known, use_theory,
                                 channel=channel, engine_name=engine_name)
 
