@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL = [dict(P=3, m=6, K=2), dict(P=3, m=5, K=2, b_I=1, b_W=1),
          dict(P=2, m=3, K=2, v=2, placement="vshape"), dict(P=2, m=5, K=3, v=2)]
 
-# hard for both engines: no proof within a fraction of a second
-HARD = Instance(P=4, m=8, K=2, f=3, b=2)
+# hard for both engines: open after 20 s of CP-SAT (46 / 40), so a signal always finds it running
+HARD = Instance(P=4, m=6, K=3, v=2, b_I=1, b_W=1)
 
 
 def valid(res, inst):
@@ -167,7 +167,7 @@ def _wait_for_progress(proc, timeout=90.0):
     return line
 
 
-HARD_FLAGS = ["-P", "4", "-m", "8", "-K", "2", "-f", "3", "-b", "2"]
+HARD_FLAGS = ["-P", "4", "-m", "6", "-K", "3", "-v", "2", "--b-input", "1", "--b-weight", "1"]
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -189,7 +189,7 @@ def test_signal_ends_solve_with_the_best_schedule(sig, code):
 def test_interrupted_batch_keeps_finished_lines(tmp_path):
     batch = tmp_path / "b.jsonl"
     batch.write_text('{"P": 2, "m": 2, "K": 1}\n'
-                     '{"P": 4, "m": 8, "K": 2, "f": 3, "b": 2}\n'
+                     '{"P": 4, "m": 6, "K": 3, "v": 2, "b_input": 1, "b_weight": 1}\n'
                      '{"P": 2, "m": 3, "K": 1}\n')
     proc = _cli("--batch", str(batch), "--json", "--progress", "--time-limit", "120")
     _wait_for_progress(proc)  # the first line is decided at the root, silently
