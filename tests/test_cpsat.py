@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("ortools")
-
 from schedules import Instance, simulate  # noqa: E402
 from schedules.search import solve  # noqa: E402
 
@@ -47,31 +45,18 @@ def test_cpsat_time_limit_is_honest():
         assert res.lower_bound < res.makespan
 
 
-def test_auto_engine_hands_what_the_search_leaves_open_to_cpsat(monkeypatch):
-    """``engine="auto"``: a hard two-wave instance is proven (CP-SAT closes what the short
-    search slice leaves open), agrees with CP-SAT alone, and the result says which runs it made."""
-    import importlib
+def test_sequential_engine_hands_what_the_search_leaves_open_to_cpsat(monkeypatch):
+    """``solve_auto`` (search first, then CP-SAT): a hard two-wave instance is proven (CP-SAT
+    closes what the short search slice leaves open), agrees with CP-SAT alone, and the result
+    says which runs it made."""
+    from schedules.search import portfolio
+    from schedules.search.solve import solve_auto
 
-    solve_mod = importlib.import_module("schedules.search.solve")
-
-    monkeypatch.setattr(solve_mod, "AUTO_SEARCH_SLICE", (0.25, 0.2))  # search gives up quickly
+    monkeypatch.setattr(portfolio, "SEQUENTIAL_SEARCH_SLICE", (0.25, 0.2))  # search gives up
     inst = Instance(P=3, m=2, K=3, v=2, placement="vshape")
-    res = solve(inst, time_limit=60, engine="auto", use_theory=False)
+    res = solve_auto(inst, time_limit=60, use_theory=False)
     alone = solve(inst, time_limit=60, engine="cpsat", use_theory=False)
-    assert res.engine == "auto" and res.status == alone.status == "optimal"
+    assert res.status == alone.status == "optimal"
     assert res.makespan == alone.makespan == simulate(res.schedule).makespan
     assert [e for e, _, _ in res.stats["engines"]][0] == "search"
     assert res.stats["independent"] is True
-
-
-def test_auto_engine_without_ortools_is_the_search(monkeypatch):
-    import importlib
-
-    solve_mod = importlib.import_module("schedules.search.solve")
-
-    monkeypatch.setattr(solve_mod, "_cpsat_available", lambda: False)
-    inst = Instance(P=3, m=4, K=1, f=2, b=3)
-    res = solve(inst, time_limit=30, engine="auto")
-    ref = solve(inst, time_limit=30, engine="search")
-    assert res.engine == "auto" and [e for e, _, _ in res.stats["engines"]] == ["search"]
-    assert (res.status, res.makespan) == (ref.status, ref.makespan)

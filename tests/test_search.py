@@ -193,23 +193,6 @@ def test_cli_solve_bad_input_exits_2(capsys):
     assert err.count("\n") == 2 and "Traceback" not in err
 
 
-def test_cpsat_engine_without_ortools_is_a_clear_error(monkeypatch, capsys):
-    import builtins
-
-    from pipebounds.cli import main
-
-    real_import = builtins.__import__
-
-    def no_ortools(name, *args, **kwargs):
-        if name.startswith("ortools"):
-            raise ImportError("No module named 'ortools'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_ortools)
-    assert main(["solve", "-P", "2", "-m", "2", "--engine", "cpsat"]) == 2
-    assert "OR-tools" in capsys.readouterr().err
-
-
 @pytest.mark.parametrize("kw", [dict(P=3, m=4, K=1), dict(P=2, m=3, K=2, v=2, placement="vshape"),
                                 dict(P=3, m=3, K=2, b_I=1, b_W=1)])
 def test_independent_of_the_theory(kw):

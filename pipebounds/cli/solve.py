@@ -1,76 +1,138 @@
-"""``pipebounds solve <instance> [--time-limit S] [--engine search|cpsat|auto] [--json]`` (CLI.md).
+"""``pipebounds solve <instance> [--engine portfolio|search|cpsat|auto] [--time-limit S]
+[--progress|--quiet] [--json]`` (CLI.md, docs/CLI.md).
 
 Also ``--batch FILE|-``: one instance per JSON line, a JSON list of results (each with its
 ``instance``; a bad line gives an ``error`` and does not stop the others).
 JSON keys: ``status``, ``makespan``, ``makespan_exact``, ``lower_bound``, ``lower_bound_exact``,
 ``seconds``, ``nodes``, ``engine``, ``source``, ``schedule`` (an orders document, or null),
-``optimum_basis`` (why the status is ``optimal``: ``solver``, or the basis of
+``interrupted``, ``optimum_basis`` (why the status is ``optimal``: ``solver``, or the basis of
 :mod:`pipebounds.certify` that knows the optimum the schedule reaches; else null).
+
+SIGINT and SIGTERM end the solve with the best schedule and bound found so far (status
+``feasible`` or ``unknown``); with ``--batch`` the finished results are kept and the lines not
+reached get an ``error`` (not solved: interrupted). The exit status is then 130 (SIGINT) or
+143 (SIGTERM).
 """
 
 from __future__ import annotations
+
+import math
+import signal
+import sys
 
 from schedules.instance import Instance
 from schedules.io import document_from_schedule
 from .common import CLIError, add_instance_flags, exact_string, instance_from_args, number, \
     print_json, batch_results
 
+DEFAULT_TIME_LIMIT = 60.0
+"""Seconds per instance unless ``--time-limit`` says otherwise."""
+
+EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+"""Exit status after an interrupt: 128 + the signal number, as shells report it."""
+
 
 def register(sub) -> None:
-    p = sub.add_parser("solve", help="exact optimum by search (or CP-SAT)",
-                       description="Find a makespan-optimal schedule and prove it optimal "
-                                   "(status optimal), or report the best found and the best "
-                                   "proven lower bound (feasible) within --time-limit.")
+    p = sub.add_parser(
+        "solve", help="exact optimum (portfolio of branch and bound and CP-SAT)",
+        description="Find a makespan-optimal schedule and prove it optimal (status optimal), or "
+                    "report the best found and the best proven lower bound (feasible; unknown "
+                    "when nothing was found) at the time limit. SIGINT (Ctrl-C) or SIGTERM ends "
+                    "with the best found so far, exit status 130 or 143.")
     add_instance_flags(p)
     p.add_argument("--batch", metavar="FILE", default=None,
                    help="JSON lines of instances (or - for standard input) instead of flags")
-    p.add_argument("--time-limit", type=float, default=None, metavar="S",
-                   help="seconds per instance (default: none)")
-    p.add_argument("--engine", choices=("search", "cpsat", "auto"), default="search",
-                   help="search (default, pure Python branch and bound), cpsat (OR-tools), or "
-                        "auto (search first, then CP-SAT if installed)")
+    p.add_argument("--time-limit", type=str, default=str(int(DEFAULT_TIME_LIMIT)), metavar="S",
+                   help=f"seconds per instance (default {int(DEFAULT_TIME_LIMIT)}; 'inf' for "
+                        "none); at the limit the result is the best schedule and bound so far")
+    p.add_argument("--engine", choices=("portfolio", "search", "cpsat", "auto"),
+                   default="portfolio",
+                   help="portfolio (default: branch and bound and CP-SAT side by side in two "
+                        "processes, the first proof wins), search (pure Python branch and "
+                        "bound), cpsat (OR-tools CP-SAT), auto (alias of portfolio)")
     p.add_argument("--workers", type=int, default=1, help="CP-SAT threads (default 1)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", action="store_true",
+                   help="print incumbent, bound, elapsed time and engine to stderr (default "
+                        "when stderr is a terminal)")
+    g.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
 
-def solve_report(inst: Instance, args) -> dict:
-    """The JSON object of one solved instance."""
-    from schedules.search import solve
-    from schedules.search.cpsat import CPSATUnavailable
-
+def _time_limit(text: str) -> float | None:
+    if text.strip().lower() in ("inf", "none"):
+        return None
     try:
-        res = solve(inst, time_limit=args.time_limit, engine=args.engine, workers=args.workers)
-    except CPSATUnavailable as exc:
-        raise CLIError(str(exc)) from None
+        t = float(text)
+    except ValueError:
+        raise CLIError(f"--time-limit must be a number of seconds or 'inf', got {text!r}") from None
+    if not t > 0 or math.isnan(t):
+        raise CLIError(f"--time-limit must be positive, got {text!r}")
+    return None if math.isinf(t) else t
+
+
+class _Interrupt:
+    """The signal that asked the solve to stop (None while running)."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def __call__(self) -> bool:
+        return self.signum is not None
+
+    def handler(self, signum, frame) -> None:
+        if self.signum is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # a second Ctrl-C: give up at once
+        self.signum = signum
+
+
+def solve_report(inst: Instance, args, stop=None) -> dict:
+    """The JSON object of one solved instance."""
+    from schedules.search import Progress, solve
+    from schedules.search.portfolio import solve_portfolio
+
+    if stop is not None and stop():
+        raise ValueError("not solved: interrupted")
+    show = not args.quiet and (args.progress or sys.stderr.isatty())
+    channel = Progress(inst.unit, stop=stop, enabled=show)
+    limit = _time_limit(args.time_limit)
+    if args.engine == "cpsat":  # in a process too, so that a signal gets its best answer
+        res = solve_portfolio(inst, limit, args.workers, engines=("cpsat",), channel=channel,
+                              engine_name="cpsat")
+    else:
+        res = solve(inst, time_limit=limit, engine=args.engine, workers=args.workers,
+                    channel=channel)
+    interrupted = bool(stop is not None and stop())
     # the certifier: a schedule whose makespan is an optimum known on another basis (theorem,
     # checked range, data/optima.jsonl) is optimal even when the solver did not prove it
     from ..certify import certify
 
     cert = certify(inst)
     status = res.status
-    if (status == "feasible" and cert.optimum is not None and res.makespan == cert.optimum):
+    if status == "feasible" and cert.optimum is not None and res.makespan == cert.optimum:
         status = "optimal"
-    out = {"status": status,
-           "optimum_basis": ("solver" if res.status == "optimal" else
-                             cert.basis if status == "optimal" else None),
-           "makespan": None if res.makespan is None else number(res.makespan),
-           "makespan_exact": None if res.makespan is None else exact_string(res.makespan),
-           "lower_bound": number(res.lower_bound),
-           "lower_bound_exact": exact_string(res.lower_bound),
-           "seconds": round(res.seconds, 4),
-           "nodes": res.nodes,
-           "engine": res.engine,
-           "source": res.source,
-           "schedule": None if res.schedule is None else document_from_schedule(
-               res.schedule, source=f"pipebounds solve ({res.engine})")}
-    return out
+    return {"status": status,
+            "optimum_basis": ("solver" if res.status == "optimal" else
+                              cert.basis if status == "optimal" else None),
+            "makespan": None if res.makespan is None else number(res.makespan),
+            "makespan_exact": None if res.makespan is None else exact_string(res.makespan),
+            "lower_bound": number(res.lower_bound),
+            "lower_bound_exact": exact_string(res.lower_bound),
+            "seconds": round(res.seconds, 4),
+            "nodes": res.nodes,
+            "engine": res.engine,
+            "source": res.source,
+            "interrupted": interrupted,
+            "schedule": None if res.schedule is None else document_from_schedule(
+                res.schedule, source=f"pipebounds solve ({res.engine})")}
 
 
 def _text(inst: Instance, r: dict) -> str:
     head = (f"P={inst.P} m={inst.m} v={inst.v} K={inst.K if inst.K else 'inf'}: {r['status']}"
             f"  makespan {r['makespan_exact']}  lower bound {r['lower_bound_exact']}"
-            f"  ({r['seconds']:.2f} s, {r['nodes']} nodes, {r['engine']})")
+            f"  ({r['seconds']:.2f} s, {r['nodes']} nodes, {r['engine']})"
+            + ("  [interrupted]" if r.get("interrupted") else ""))
     lines = [head]
     if r["schedule"] is not None:
         for p, seq in r["schedule"]["orders"].items():
@@ -79,21 +141,29 @@ def _text(inst: Instance, r: dict) -> str:
 
 
 def run(args) -> int:
-    if args.batch is not None:
-        results = batch_results(args, lambda inst: solve_report(inst, args))
-        if args.json:
-            print_json(results)
+    _time_limit(args.time_limit)  # a bad value is a usage error before any work
+    stop = _Interrupt()
+    saved = {s: signal.signal(s, stop.handler) for s in EXIT_SIGNAL}
+    try:
+        if args.batch is not None:
+            results = batch_results(args, lambda inst: solve_report(inst, args, stop))
+            if args.json:
+                print_json(results)
+            else:
+                for r in results:
+                    if "error" in r:
+                        print(f"error: {r['error']}")
+                    else:
+                        print(_text(Instance.from_dict(r["instance"]), r))
         else:
-            for r in results:
-                if "error" in r:
-                    print(f"error: {r['error']}")
-                else:
-                    print(_text(Instance.from_dict(r["instance"]), r))
-        return 0
-    inst = instance_from_args(args)
-    r = solve_report(inst, args)
-    if args.json:
-        print_json(r)
-    else:
-        print(_text(inst, r))
-    return 0
+            inst = instance_from_args(args)
+            r = solve_report(inst, args, stop)
+            if args.json:
+                print_json(r)
+            else:
+                print(_text(inst, r))
+        sys.stdout.flush()
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+    return EXIT_SIGNAL[stop.signum] if stop.signum is not None else 0

@@ -1,12 +1,15 @@
 """Exact schedulers (docs/search.md): :func:`solve` returns an optimal schedule and its status.
 
-Modules: :mod:`.model` (the integer form of an instance), :mod:`.bnb` (branch and bound over
-per-GPU orders), :mod:`.incumbent` (known schedules as upper bounds), :mod:`.cpsat` (the
-OR-tools CP-SAT model, optional), :mod:`.result` (:class:`SolveResult`), :mod:`.solve` (the
-driver).
+Modules, bottom up: :mod:`.model` (the integer form of an instance), :mod:`.result`
+(:class:`SolveResult`), :mod:`.proof` (what a status may claim), :mod:`.channel` (progress,
+stop, shared incumbent and bound), :mod:`.incumbent` (known schedules as upper bounds),
+:mod:`.symmetry` (the microbatch symmetry rules); the backends :mod:`.bnb` + :mod:`.deepening`
+(branch and bound), :mod:`.cpsat` (OR-tools CP-SAT) and :mod:`.portfolio` (both in processes);
+:mod:`.solve` dispatches.
 """
 
+from .channel import Channel, Progress
 from .result import STATUSES, SolveResult
 from .solve import ENGINES, solve
 
-__all__ = ["solve", "SolveResult", "STATUSES", "ENGINES"]
+__all__ = ["solve", "SolveResult", "STATUSES", "ENGINES", "Channel", "Progress"]

@@ -74,7 +74,9 @@ class Search:
     found elsewhere): the search looks only for strictly better schedules. ``lower`` is a proven
     lower bound in units: the search stops as soon as it finds a schedule reaching it.
     ``memo_limit`` caps the stored time vectors (about 1 kB each for ``P=4, m=8``); the memo is
-    cleared when it is reached (sound: the memo only prunes).
+    cleared when it is reached (sound: the memo only prunes). ``poll`` (a function of no
+    argument) is called every 1024 nodes with the time limit; when it returns True the run ends
+    as on a time-out (incomplete, with the best found).
     """
 
     memo_width = 16
@@ -82,13 +84,14 @@ class Search:
 
     def __init__(self, model: Model, upper: Optional[int] = None, lower: int = 0,
                  time_limit: Optional[float] = None, node_limit: Optional[int] = None,
-                 memo_limit: int = 400_000):
+                 memo_limit: int = 400_000, poll=None):
         self.mdl = model
         self.U = upper if upper is not None else 1 << 60
         self.lower = lower
         self.deadline = None if time_limit is None else time.monotonic() + time_limit
         self.node_limit = node_limit
         self.memo_limit = memo_limit
+        self.poll = poll
         S, P = model.S, model.P
         self.path: list[tuple[int, Op]] = []
         self.reset()  # the empty schedule's state
@@ -455,6 +458,8 @@ class Search:
             if self.node_limit is not None and self.nodes > self.node_limit:
                 raise _Timeout
             if self.run_limit is not None and self.nodes > self.run_limit:
+                raise _Timeout
+            if self.poll is not None and self.poll():
                 raise _Timeout
         if self.left == 0:
             ms = max(self.fr)

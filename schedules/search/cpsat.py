@@ -1,197 +1,327 @@
-"""The second exact engine: a CP-SAT model (OR-tools, the ``solver`` extra; imported lazily).
+"""The CP-SAT backend (OR-tools, a core dependency): :func:`build`, :func:`run`,
+:func:`extract`, and :func:`solve_cpsat` that chains them.
 
 Built from the same :class:`~schedules.search.model.Model` (integer time units ``1/unit``):
 
 * one interval per op: ``F(j,s)``, the input-gradient op (``B`` or ``I``), ``W(j,s)`` when
   split, and an *optional* ``R(j,s)`` whose presence literal ``r[j,s]`` is the remat choice
   (offered only when ``K`` can bind, as in the search);
-* ``NoOverlap`` of the intervals of each GPU (one op at a time, no preemption);
+* ``add_no_overlap`` of the intervals of each GPU (one op at a time, no preemption);
 * the precedences of MODEL.md with the delay ``c`` across GPUs; ``R`` between ``F`` and the
   input-gradient op when present;
 * memory: the activation of ``(j,s)`` is an interval from the start of its storing op (``F`` if
   ``not r``, else ``R``) to the end of its releasing op (``B``, or ``W`` when split); on each
-  GPU, ``AddCumulative`` of these intervals with demand 1 and capacity ``K``. Intervals are
+  GPU, ``add_cumulative`` of these intervals with demand 1 and capacity ``K``. Intervals are
   half-open in CP-SAT as in MODEL.md, and on one GPU the time-based count equals the order-based
   one of the validator (docs/search.md);
-* symmetry: ``F(j,0)`` ends before ``F(j+1,0)`` starts (microbatches are interchangeable);
-* objective: minimise ``T >= `` every end, with ``T >=`` the root lower bound.
+* symmetry: the rules SYM1-SYM4 of :mod:`schedules.search.symmetry` (microbatch ``j``'s ops
+  before ``j+1``'s where a relabelling argument proves it loses no optimum): all four when
+  ``K`` cannot bind, SYM1 alone otherwise unless asked (:func:`build`);
+* objective: minimise ``T >=`` every end; with ``use_theory``, ``T >=`` :func:`bounds.lower_bound`
+  (a constraint, never a proof of itself: :func:`~schedules.search.proof.theory_guard`);
+* hint: the best known schedule (:func:`~schedules.search.incumbent.best_known`, or the one
+  passed in), relabelled by :func:`~schedules.search.symmetry.canonical` so that it satisfies
+  the symmetry rules, with its ASAP start times and remat choices; its makespan is the horizon.
 
-The solution's per-GPU orders (ops sorted by start) are re-timed by the simulator, which checks
-them and gives the reported makespan.
+The solution's per-GPU orders (ops sorted by start) are re-timed and checked by the simulator,
+which gives the reported makespan. With a :class:`~schedules.search.channel.Channel`, every
+solution and every bound improvement is reported, and the solve stops when the channel says so.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Optional
+
+from ortools.sat.python import cp_model
 
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
+from .channel import SILENT, Channel
 from .incumbent import best_known
 from .model import Model
+from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
+from .symmetry import canonical
 
 
-class CPSATUnavailable(RuntimeError):
-    """OR-tools is not installed: ``pip install 'pipebounds[solver]'`` (or ``ortools``)."""
+@dataclass
+class Built:
+    """A CP-SAT model of one instance and its variables (the output of :func:`build`)."""
+
+    inst: Instance
+    mdl: Model
+    model: cp_model.CpModel
+    T: object
+    lb: int                      # the theory's bound in units (0 without use_theory)
+    lb_theory: Fraction
+    use_theory: bool
+    horizon: int
+    starts: dict = field(default_factory=dict)
+    present: dict = field(default_factory=dict)
+    hinted: Optional[Schedule] = None
 
 
-def _ortools():
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise CPSATUnavailable(
-            "the cpsat engine needs OR-tools: pip install ortools "
-            "(or the project's 'solver' extra)") from exc
-    return cp_model
+SYMMETRY = ("auto", "full", "sym1")
 
 
-def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
-                use_known: bool = True, use_theory: bool = True,
-                hint: Optional[Schedule] = None) -> SolveResult:
-    """Solve ``inst`` with CP-SAT; statuses as in :class:`SolveResult`.
-
-    ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
-    ``hint``: a valid schedule of ``inst`` to start from (horizon and solution hint) in place
-    of the best known one (engine ``auto`` passes the search's, which already includes it).
-    """
-    from .common import _ceil_units, checked, root_lower_bound
-
-    cp_model = _ortools()
-    t0 = time.monotonic()
+def build(inst: Instance, use_theory: bool = True, known=None,
+          symmetry: str = "auto", lb_theory: Optional[Fraction] = None) -> Built:
+    """The model of ``inst`` (see the module docstring). ``known``: ``(source, schedule,
+    makespan)`` of a valid schedule (hint and horizon), or None (horizon: the trivial schedule).
+    ``symmetry``: ``full`` imposes SYM1-SYM4, ``sym1`` only SYM1, ``auto`` (default) all four
+    when ``K`` cannot bind (no ``R``: the rules are plain precedences) and SYM1 otherwise (with
+    ``R`` the rules are conditional on remat literals, and measured slower: docs/search.md)."""
+    if symmetry not in SYMMETRY:
+        raise ValueError(f"symmetry must be one of {SYMMETRY}, got {symmetry!r}")
     mdl = Model.of(inst)
     unit = mdl.unit
-    lb = _ceil_units(root_lower_bound(inst), unit) if use_theory else 0
-    if hint is not None:
-        known = ("hint", hint, checked(inst, hint))
-    else:
-        known = best_known(inst) if use_known else None
-    trivial = mdl.m * mdl.S * (2 * mdl.dF + mdl.dIG + mdl.dW) + mdl.m * (sum(mdl.lag_f)
-                                                                         + sum(mdl.lag_b))
-    horizon = _ceil_units(known[2], unit) if known is not None else trivial
-    assert horizon >= lb, (f"bounds.lower_bound exceeds the makespan {known[2]} of a valid "
-                           f"schedule of {inst}: the bound is wrong")
-
+    lb_theory = theory_bound(inst, use_theory, lb_theory)
+    lb = ceil_units(lb_theory, unit)
+    if known is not None:
+        theory_guard(inst, known[2], lb_theory)
+    horizon = ceil_units(known[2], unit) if known is not None else mdl.trivial_horizon
     model = cp_model.CpModel()
+    T = model.new_int_var(lb, horizon, "T")
+    b = Built(inst, mdl, model, T, lb, lb_theory, use_theory, horizon)
     S, m, gpu = mdl.S, mdl.m, mdl.gpu
     dF, dIG, dW = mdl.dF, mdl.dIG, mdl.dW
     ig = mdl.ig_kind
-    starts: dict[Op, object] = {}
     ends: dict[Op, object] = {}
-    present: dict[Op, object] = {}
-    per_gpu = [[] for _ in range(mdl.P)]
-    live = [[] for _ in range(mdl.P)]
+    per_gpu: list[list] = [[] for _ in range(mdl.P)]
+    live: list[list] = [[] for _ in range(mdl.P)]
 
-    def interval(op: Op, d: int, p: int, optional=None):
-        s = model.NewIntVar(0, horizon - d, f"s{op}")
-        e = model.NewIntVar(d, horizon, f"e{op}")
+    def interval(op: Op, d: int, optional=None) -> None:
+        s = model.new_int_var(0, horizon - d, f"s{op}")
+        e = model.new_int_var(d, horizon, f"e{op}")
         if optional is None:
-            itv = model.NewIntervalVar(s, d, e, f"i{op}")
+            itv = model.new_interval_var(s, d, e, f"i{op}")
         else:
-            itv = model.NewOptionalIntervalVar(s, d, e, optional, f"i{op}")
-            present[op] = optional
-        starts[op], ends[op] = s, e
-        per_gpu[p].append(itv)
-        return s, e
+            itv = model.new_optional_interval_var(s, d, e, optional, f"i{op}")
+            b.present[op] = optional
+        b.starts[op], ends[op] = s, e
+        per_gpu[gpu[op.stage]].append(itv)
 
-    T = model.NewIntVar(lb, horizon, "T")
+    starts = b.starts
     for j in range(m):
         for s in range(S):
-            p = gpu[s]
-            interval(Op(s, "F", j), dF, p)
-            interval(Op(s, ig, j), dIG, p)
+            interval(Op(s, "F", j), dF)
+            interval(Op(s, ig, j), dIG)
             if mdl.split:
-                interval(Op(s, "W", j), dW, p)
+                interval(Op(s, "W", j), dW)
             if mdl.bounded:
-                interval(Op(s, "R", j), dF, p, model.NewBoolVar(f"r{s}_{j}"))
+                interval(Op(s, "R", j), dF, model.new_bool_var(f"r{s}_{j}"))
         for s in range(S):
             F, G = Op(s, "F", j), Op(s, ig, j)
             if s > 0:
-                model.Add(starts[F] >= ends[Op(s - 1, "F", j)] + mdl.lag_f[s])
+                model.add(starts[F] >= ends[Op(s - 1, "F", j)] + mdl.lag_f[s])
             if s == S - 1:
-                model.Add(starts[G] >= ends[F])
+                model.add(starts[G] >= ends[F])
             else:
-                model.Add(starts[G] >= ends[Op(s + 1, ig, j)] + mdl.lag_b[s])
+                model.add(starts[G] >= ends[Op(s + 1, ig, j)] + mdl.lag_b[s])
             release = ends[G]
             if mdl.split:
-                Wop = Op(s, "W", j)
-                model.Add(starts[Wop] >= ends[G])
-                release = ends[Wop]
-                model.Add(T >= ends[Wop])
-            else:
-                model.Add(T >= ends[G])
+                W = Op(s, "W", j)
+                model.add(starts[W] >= ends[G])
+                release = ends[W]
+            model.add(T >= release)
             if mdl.bounded:
                 R = Op(s, "R", j)
-                r = present[R]
-                model.Add(starts[R] >= ends[F]).OnlyEnforceIf(r)
-                model.Add(ends[R] <= starts[G]).OnlyEnforceIf(r)
-                ls = model.NewIntVar(0, horizon, f"ls{s}_{j}")
-                model.Add(ls == starts[F]).OnlyEnforceIf(r.Not())
-                model.Add(ls == starts[R]).OnlyEnforceIf(r)
-                size = model.NewIntVar(0, horizon, f"lz{s}_{j}")
-                live[gpu[s]].append(model.NewIntervalVar(ls, size, release, f"live{s}_{j}"))
+                r = b.present[R]
+                model.add(starts[R] >= ends[F]).only_enforce_if(r)
+                model.add(ends[R] <= starts[G]).only_enforce_if(r)
+                ls = model.new_int_var(0, horizon, f"ls{s}_{j}")
+                model.add(ls == starts[F]).only_enforce_if(~r)
+                model.add(ls == starts[R]).only_enforce_if(r)
+                size = model.new_int_var(0, horizon, f"lz{s}_{j}")
+                live[gpu[s]].append(model.new_interval_var(ls, size, release, f"live{s}_{j}"))
     for p in range(mdl.P):
-        model.AddNoOverlap(per_gpu[p])
+        model.add_no_overlap(per_gpu[p])
         if mdl.bounded and live[p]:
-            model.AddCumulative(live[p], [1] * len(live[p]), mdl.K)
-    for j in range(m - 1):
-        model.Add(ends[Op(0, "F", j)] <= starts[Op(0, "F", j + 1)])
-    model.Minimize(T)
+            model.add_cumulative(live[p], [1] * len(live[p]), mdl.K)
+    _symmetry(b, ends, full=symmetry == "full" or (symmetry == "auto" and not mdl.bounded))
+    model.minimize(T)
     if known is not None:
-        _hint(model, known[1], starts, present, unit)
+        b.hinted = canonical(known[1].with_instance(inst))
+        _hint(b)
+    return b
 
+
+def _symmetry(b: Built, ends: dict, full: bool) -> None:
+    """SYM1-SYM4 (:mod:`schedules.search.symmetry`). ``nr[j][s]``: ``j`` recomputes no stage
+    ``< s`` (an exact equivalence, so the solver cannot switch a rule off)."""
+    model, mdl, starts = b.model, b.mdl, b.starts
+    S, m, ig = mdl.S, mdl.m, mdl.ig_kind
+
+    def before(a: Op, c: Op, lits=()):
+        ct = model.add(ends[a] <= starts[c])
+        if lits:
+            ct.only_enforce_if(list(lits))
+
+    for j in range(m - 1):  # SYM1
+        before(Op(0, "F", j), Op(0, "F", j + 1))
+    if not full:
+        return
+    kinds = (ig, "W") if mdl.split else (ig,)
+    if not mdl.bounded:  # no R at all: every class is everyone, consecutive pairs suffice
+        for j in range(m - 1):
+            for s in range(S):
+                for kind in ("F",) + kinds:
+                    before(Op(s, kind, j), Op(s, kind, j + 1))
+        return
+    nr = []
+    for j in range(m):
+        row = [model.new_constant(1)]
+        for s in range(S):
+            r = b.present[Op(s, "R", j)]
+            lit = model.new_bool_var(f"nr{j}_{s + 1}")
+            model.add_implication(lit, row[-1])
+            model.add_implication(lit, ~r)
+            model.add_bool_or([~row[-1], r, lit])
+            row.append(lit)
+        nr.append(row)
+    for j in range(m):
+        for k in range(j + 1, m):
+            for s in range(1, S):  # SYM2
+                before(Op(s, "F", j), Op(s, "F", k), (nr[j][s], nr[k][s]))
+            for s in range(S):  # SYM3
+                for kind in kinds:
+                    before(Op(s, kind, j), Op(s, kind, k), (nr[j][S], nr[k][S]))
+            if mdl.split:  # SYM4: W in the order of I, whatever is recomputed
+                for s in range(S):
+                    o = model.new_bool_var(f"o{s}_{j}_{k}")
+                    before(Op(s, "I", j), Op(s, "I", k), (o,))
+                    before(Op(s, "W", j), Op(s, "W", k), (o,))
+                    before(Op(s, "I", k), Op(s, "I", j), (~o,))
+                    before(Op(s, "W", k), Op(s, "W", j), (~o,))
+
+
+def _hint(b: Built) -> None:
+    """Hint CP-SAT with ``b.hinted``'s ASAP start times and remat choices (a canonical
+    schedule: split instances have ``I`` and ``W``, never a fused ``B``)."""
+    from ..simulate import simulate
+
+    times = simulate(b.hinted).op_times()
+    unit = b.mdl.unit
+    recomputed = {(op.stage, op.microbatch) for op in times if op.kind == "R"}
+    for op, var in b.starts.items():
+        if op in times:
+            b.model.add_hint(var, int(times[op][0] * unit))
+    for op, lit in b.present.items():
+        b.model.add_hint(lit, (op.stage, op.microbatch) in recomputed)
+
+
+def extract(b: Built, value, boolean_value) -> Schedule:
+    """The schedule of a solution: per GPU, the present ops by start time (``value`` and
+    ``boolean_value`` read the solution: a solver's or a solution callback's)."""
+    orders: list[list] = [[] for _ in range(b.mdl.P)]
+    for op, s in b.starts.items():
+        if op in b.present and not boolean_value(b.present[op]):
+            continue
+        orders[b.mdl.gpu[op.stage]].append((value(s), op))
+    return Schedule(b.inst, tuple(tuple(op for _, op in sorted(seq)) for seq in orders),
+                    source="cpsat")
+
+
+class _Reporter(cp_model.CpSolverSolutionCallback):
+    """Reports each solution to the channel (its orders and objective ``T``, an upper bound on
+    their ASAP makespan: whoever keeps the schedule simulates it); stops on request. No
+    simulation here: the solver waits while the callback runs."""
+
+    def __init__(self, b: Built, channel: Channel):
+        super().__init__()
+        self.b, self.channel = b, channel
+
+    def on_solution_callback(self) -> None:
+        sched = extract(self.b, self.value, self.boolean_value)
+        obj = int(self.value(self.b.T))
+        self.channel.incumbent("cpsat", obj, [list(o) for o in sched.orders])
+        if self.channel.stop() or obj <= self.channel.lower():
+            self.stop_search()
+
+
+LINEARIZATION = 0
+"""CP-SAT's ``linearization_level`` (its default is 1: an LP relaxation in the search). 0 was
+measured 2-8x faster on the hard instances of this model and proves some that 1 leaves open
+(docs/search.md, "CP-SAT model")."""
+
+
+def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
+        channel: Channel = SILENT, catch_sigint: bool = True,
+        linearization: Optional[int] = None):
+    """Solve the built model; returns ``(solver, status code)``. ``linearization``: CP-SAT's
+    ``linearization_level`` (default :data:`LINEARIZATION`)."""
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = max(1, int(workers))
+    solver.parameters.linearization_level = (LINEARIZATION if linearization is None
+                                             else int(linearization))
+    solver.parameters.catch_sigint_signal = catch_sigint
     if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
-    code = solver.Solve(model)
-    seconds = time.monotonic() - t0
-    nodes = int(solver.NumBranches())
-    stats = {"cpsat_status": solver.StatusName(code), "wall_cpsat": solver.WallTime(),
-             "independent": not use_theory}
+        solver.parameters.max_time_in_seconds = max(0.0, float(time_limit))
+    if channel is not SILENT:
+        def on_bound(v: float) -> None:
+            channel.bound("cpsat", -(-int(v) // 1))
+            if channel.stop():
+                solver.stop_search()
+
+        solver.best_bound_callback = on_bound
+        code = solver.solve(b.model, _Reporter(b, channel))
+    else:
+        code = solver.solve(b.model)
+    return solver, code
+
+
+def result(b: Built, solver, code, seconds: float) -> SolveResult:
+    """The :class:`SolveResult` of a finished solve (statuses as documented there)."""
+    inst, unit = b.inst, b.mdl.unit
+    nodes = int(solver.num_branches)
+    stats = {"cpsat_status": solver.status_name(code), "wall_cpsat": solver.wall_time,
+             "deterministic_cpsat": solver.deterministic_time, "conflicts": solver.num_conflicts,
+             "independent": not b.use_theory, "lower_bound_theory": b.lb_theory}
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        orders = [[] for _ in range(mdl.P)]
-        for op, s in starts.items():
-            if op in present and not solver.BooleanValue(present[op]):
-                continue
-            orders[gpu[op.stage]].append((solver.Value(s), op))
-        sched = Schedule(inst, tuple(tuple(op for _, op in sorted(seq)) for seq in orders),
-                         source="cpsat")
+        sched = extract(b, solver.value, solver.boolean_value)
         ms = checked(inst, sched)
-        obj = Fraction(solver.Value(T), unit)
+        theory_guard(inst, ms, b.lb_theory)
+        obj = Fraction(solver.value(b.T), unit)
         assert ms <= obj, f"CP-SAT objective {obj} below the simulated makespan {ms}"
         if code == cp_model.OPTIMAL:
             assert ms == obj, f"CP-SAT optimum {obj} but its orders time to {ms}"
             return SolveResult("optimal", sched, ms, ms, nodes, seconds, "cpsat", "cpsat", stats)
-        bound = max(lb, -(-int(solver.BestObjectiveBound()) // 1))
-        lower = Fraction(bound, unit)
+        lower = Fraction(max(b.lb, -(-int(solver.best_objective_bound) // 1)), unit)
         status = "optimal" if lower == ms else "feasible"
         return SolveResult(status, sched, ms, lower, nodes, seconds, "cpsat", "cpsat", stats)
     if code == cp_model.INFEASIBLE:
-        if known is not None:  # the horizon came from a valid schedule: cannot happen
+        if b.hinted is not None:  # the horizon came from a valid schedule: cannot happen
             raise AssertionError("CP-SAT proved infeasible an instance with a known schedule")
-        return SolveResult("infeasible", None, None, Fraction(lb, unit), nodes, seconds, "cpsat",
-                           "", stats)
-    return SolveResult("unknown", None, None, Fraction(lb, unit), nodes, seconds, "cpsat", "",
+        return SolveResult("infeasible", None, None, Fraction(b.lb, unit), nodes, seconds,
+                           "cpsat", "", stats)
+    return SolveResult("unknown", None, None, Fraction(b.lb, unit), nodes, seconds, "cpsat", "",
                        stats)
 
 
-def _hint(model, sched: Schedule, starts, present, unit: int) -> None:
-    """Hint CP-SAT with a known schedule's ASAP start times and remat choices."""
-    from ..simulate import simulate
+def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
+                use_known: bool = True, use_theory: bool = True,
+                hint: Optional[Schedule] = None, known=None, channel: Channel = SILENT,
+                symmetry: str = "auto", catch_sigint: bool = True,
+                lb_theory: Optional[Fraction] = None) -> SolveResult:
+    """Solve ``inst`` with CP-SAT: :func:`build`, :func:`run`, :func:`result`.
 
-    times = simulate(sched).op_times()
-    recomputed = {(op.stage, op.microbatch) for op in times if op.kind == "R"}
-    for op, var in starts.items():
-        if op in times:
-            model.AddHint(var, int(times[op][0] * unit))
-        elif op.kind in "IW" and Op(op.stage, "B", op.microbatch) in times:
-            # a fused B in a split instance: I then W in its place
-            t = times[Op(op.stage, "B", op.microbatch)][0]
-            if op.kind == "W":
-                t += sched.instance.b_I
-            model.AddHint(var, int(t * unit))
-    for op, lit in present.items():
-        model.AddHint(lit, (op.stage, op.microbatch) in recomputed)
+    ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
+    ``hint``: a valid schedule of ``inst`` to start from (horizon and solution hint) in place
+    of the best known one; ``known``: :func:`best_known`'s answer, ``lb_theory``: the theory's
+    bound, when already computed.
+    """
+    t0 = time.monotonic()
+    if hint is not None:
+        known = ("hint", hint, checked(inst, hint))
+    elif known is None and use_known:
+        known = best_known(inst)
+    if not use_known and hint is None:
+        known = None
+    b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry, lb_theory=lb_theory)
+    left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - t0))
+    solver, code = run(b, left, workers, channel, catch_sigint)
+    return result(b, solver, code, time.monotonic() - t0)

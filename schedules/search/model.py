@@ -83,6 +83,13 @@ class Model:
                    lag_f, lag_b, tuple(tail_f), tuple(tail_ig))
 
     @property
+    def trivial_horizon(self) -> int:
+        """The makespan (units) of one microbatch at a time with every pair recomputed: a valid
+        schedule for every ``K >= 1``, so no optimum exceeds it."""
+        return (self.m * self.S * (2 * self.dF + self.dIG + self.dW)
+                + self.m * (sum(self.lag_f) + sum(self.lag_b)))
+
+    @property
     def ig_kind(self) -> str:
         """The letter of the input-gradient op: ``I`` when split, else ``B``."""
         return "I" if self.split else "B"
