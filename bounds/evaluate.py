@@ -12,7 +12,7 @@ import importlib
 from dataclasses import dataclass
 from fractions import Fraction
 
-from schedules.instance import Instance
+from schedules.instance import Instance, require
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ def lower_bound(inst: Instance) -> LowerBound:
     >>> lb.value, lb.exact, dict(lb.terms)["single_slot"]
     (Fraction(34, 1), True, Fraction(34, 1))
     """
+    require(inst, Instance, "inst", "lower_bound")
     terms = basic_terms(inst) + _module_terms(inst)
     value = max(t[1] for t in terms)
     # every exactness proof assumes no communication delay (MODEL.md: c = 0 unless given); with

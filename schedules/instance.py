@@ -94,7 +94,7 @@ def _fraction_from_text(text: str, name: str) -> Fraction:
         _digits_limit(name, max(-shift, 0) + 1)
         value = Fraction(int(digits) * 10 ** max(shift, 0), 10 ** max(-shift, 0))
         return -value if sign == "-" else value
-    raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {text!r}")
+    raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {show(text)}")
 
 
 def to_fraction(value: Number, name: str) -> Fraction:
@@ -126,7 +126,7 @@ def to_fraction(value: Number, name: str) -> Fraction:
             ("sympy", "numpy")):
         return _fraction_from_text(str(value), name)
     raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {type(value).__name__} "
-                        f"{value!r}"[:200])
+                        f"{show(value)}")
 
 
 def whole_number(value, name: str, minimum: int = 1) -> int:
@@ -145,18 +145,33 @@ def whole_number(value, name: str, minimum: int = 1) -> int:
         if m is None and len(value) > 4 * limits.MAX_NUMBER_DIGITS and value.strip().isdigit():
             _digits_limit(name, len(value.strip()))
         if m is None:
-            raise InstanceError(f"{name} must be a whole number >= {minimum}, got {value!r}"[:200])
+            raise InstanceError(f"{name} must be a whole number >= {minimum}, got {show(value)}")
         _digits_limit(name, len(m.group(2).lstrip("0")))
         n = int(m.group(1) + m.group(2))
     elif hasattr(type(value), "__index__") and not isinstance(value, float):
         n = operator.index(value)
     else:
         raise InstanceError(f"{name} must be a whole number >= {minimum}, got "
-                            f"{type(value).__name__} {value!r}"[:200])
+                            f"{type(value).__name__} {show(value)}")
     n = _bounded_int(n, name)
     if n < minimum:
         raise InstanceError(f"{name} must be >= {minimum}, got {n}")
     return n
+
+
+def show(value, width: int = 60) -> str:
+    """A short printable form of an input value for an error message."""
+    text = str(value) if isinstance(value, Decimal) else repr(value)
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def require(value, expected: type, name: str, where: str) -> None:
+    """Raise TypeError naming ``name`` (an argument of ``where``) unless ``value`` is an
+    ``expected``; library entry points call it first, so a wrong type never fails deep inside."""
+    if not isinstance(value, expected):
+        article = "an" if expected.__name__[0] in "AEIOUaeiou" else "a"
+        raise TypeError(f"{where}: {name} must be {article} {expected.__name__}, got "
+                        f"{type(value).__name__} {show(value)}")
 
 
 def stage_list(value, P: int) -> tuple[int, ...]:
@@ -171,7 +186,7 @@ def stage_list(value, P: int) -> tuple[int, ...]:
     for s, r in enumerate(value):
         if isinstance(r, bool) or not hasattr(type(r), "__index__") or isinstance(r, float):
             raise InstanceError(f"stage_to_rank[{s}] must be a GPU number (a whole number), got "
-                                f"{r!r}"[:200])
+                                f"{show(r)}")
         r = operator.index(r)
         if not 0 <= r < P:
             raise InstanceError(f"stage_to_rank names GPU {r}, outside 0..{P - 1}")

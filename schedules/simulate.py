@@ -35,6 +35,7 @@ import numpy as np
 
 from .compiled import B, F, I, R, W, Compiled, compile_schedule, durations_in_units
 from .ops import KINDS, Op
+from .instance import require
 from .schedule import Schedule
 from .validate import Violation, check_structure
 
@@ -263,6 +264,7 @@ def simulate(schedule: Schedule) -> SimulationResult:
     Violations of every rule in :mod:`schedules.validate` are collected; timing is computed
     whenever the structure is valid (a memory violation still has a timing, a deadlock has none).
     """
+    require(schedule, Schedule, "schedule", "simulate")
     c = compile_schedule(schedule)
     violations = check_structure(c)
     inst = schedule.instance

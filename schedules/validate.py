@@ -123,7 +123,11 @@ def check_structure(c: Compiled) -> list[Violation]:
 
 def validate(schedule) -> list[Violation]:
     """Every violation of ``schedule`` (structure, then deadlock and memory); empty iff valid."""
+    from .instance import require
+    from .schedule import Schedule
     from .simulate import simulate
+
+    require(schedule, Schedule, "schedule", "validate")
 
     return list(simulate(schedule).violations)
 
