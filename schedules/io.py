@@ -220,7 +220,7 @@ def load_documents(text: str) -> tuple[list[dict], bool]:
 def read_schedule(path: str) -> Schedule:
     """Read one orders document from a file."""
     with open(path, "rb") as fh:
-        docs, was_list = load_documents(decode_text(fh.read(limits.MAX_INPUT_BYTES + 1), path))
+        docs, was_list = load_documents(decode_text(fh.read(), path))
     if was_list:
         if len(docs) != 1:
             raise DocumentError(f"{path} holds {len(docs)} documents, expected one")

@@ -57,23 +57,38 @@ def instance_from_args(args: argparse.Namespace) -> Instance:
         raise CLIError(str(exc)) from None
 
 
+def _read_capped(fh) -> bytes:
+    """Everything ``fh`` holds, in chunks (never one buffer of the limit's size), refusing more
+    than ``MAX_INPUT_BYTES``."""
+    chunks, total = [], 0
+    while True:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limits.MAX_INPUT_BYTES:
+            raise CLIError(limits.limit_message("MAX_INPUT_BYTES", f"more than {total - 1}",
+                                                "input size in bytes"))
+        chunks.append(chunk)
+    if chunks and isinstance(chunks[0], str):
+        return "".join(chunks).encode("utf-8", "surrogatepass")
+    return b"".join(chunks)
+
+
 def read_bytes(path: str) -> bytes:
     """The bytes of a file, or of standard input for ``-`` (at most ``MAX_INPUT_BYTES``)."""
-    cap = limits.MAX_INPUT_BYTES + 1
     if path == "-":
         stdin = sys.stdin
         if stdin is None or getattr(stdin, "closed", False):
             raise CLIError("cannot read standard input: it is closed")
         try:
-            buffer = getattr(stdin, "buffer", None)
-            data = buffer.read(cap) if buffer is not None else stdin.read(cap)
+            return _read_capped(getattr(stdin, "buffer", None) or stdin)
         except (OSError, ValueError) as exc:
             raise CLIError(f"cannot read standard input: {getattr(exc, 'strerror', None) or exc}"
                            ) from None
-        return data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     try:
         with open(path, "rb") as fh:
-            return fh.read(cap)
+            return _read_capped(fh)
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:  # embedded NUL in the path
