@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -97,11 +98,12 @@ def run(argv: list[str], opts: dict, timeout: float) -> tuple[object, str, float
     try:
         proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_file, sys.executable, "-m",
                                  "pipebounds", *argv], stdout=stdout,
-                                stderr=subprocess.PIPE, env=env, preexec_fn=setup)
+                                stderr=subprocess.PIPE, env=env, preexec_fn=setup,
+                                start_new_session=True)
         out, err = proc.communicate(timeout=timeout)
         code: object = proc.returncode
     except subprocess.TimeoutExpired:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # /usr/bin/time and the CLI under it
         proc.communicate()
         out, err, code = b"", b"", f"timeout {timeout:.0f} s"
     finally:

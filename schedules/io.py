@@ -77,16 +77,24 @@ def _check_depth(text: str, data: Any) -> None:
             stack.extend((x, depth + 1) for x in items if type(x) is list or type(x) is dict)
 
 
-def parse_json(text: str, where: str = "") -> Any:
+def _json_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise DocumentError(f"{text[:60]} is beyond the range of a float")
+    return value
+
+
+def parse_json(text: str, where: str = "", decimals: bool = True) -> Any:
     """``json.loads`` with the limits of :mod:`schedules.limits`: nesting depth (ignored keys
     included), digits of integers, no NaN/Infinity; numbers with a fraction or an exponent are
     read exactly as :class:`decimal.Decimal` (so ``1e100000000`` costs nothing until a limit
-    refuses it). Errors are :class:`DocumentError` with one-line messages."""
+    refuses it; with ``decimals=False`` they are floats, for inputs that are not exact numbers).
+    Errors are :class:`DocumentError` with one-line messages."""
     prefix = f"{where}: " if where else ""
     if not isinstance(text, str):
         raise TypeError(f"parse_json: text must be a str, got {type(text).__name__}")
     try:
-        data = json.loads(text, parse_int=_json_int, parse_float=Decimal,
+        data = json.loads(text, parse_int=_json_int, parse_float=Decimal if decimals else _json_float,
                           parse_constant=_json_constant)
     except json.JSONDecodeError as exc:
         raise DocumentError(f"{prefix}malformed JSON: {exc.msg} at line {exc.lineno} column "
