@@ -26,12 +26,21 @@ from bench_simulate import one_f_one_b  # noqa: E402
 from schedules import Instance, Schedule  # noqa: E402
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def run_once(path: str) -> tuple[float, float]:
-    """(wall seconds, child CPU seconds) of one ``simulate --json`` process."""
+    """(wall seconds, child CPU seconds) of one ``simulate --json`` process.
+
+    The child runs in the document's folder, so the code it runs is the one on ``PYTHONPATH``
+    (this tree when unset), never a ``pipebounds`` that happens to be in the current directory.
+    """
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or ROOT}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "pipebounds", "simulate", path, "--json"],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, env=env,
+                          cwd=os.path.dirname(path))
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:

@@ -29,20 +29,13 @@ def c(name: str) -> str:
 
 
 def big_document(path: str, P: int = 64, m: int = 8192) -> int:
-    """A 1F1B orders document with ``2·P·m`` ops, written with plain strings (fast)."""
-    orders = {}
-    for p in range(P):
-        warm = min(P - p, m)
-        seq = [f"{p}F{j}" for j in range(warm)]
-        nxt = warm
-        for j in range(m):
-            seq.append(f"{p}B{j}")
-            if nxt < m:
-                seq.append(f"{p}F{nxt}")
-                nxt += 1
-        orders[str(p)] = seq
+    """A 1F1B orders document with ``2·P·m`` ops (tests/builders.py writes the orders)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from builders import one_f_one_b_orders
+
     with open(path, "w") as fh:
-        json.dump({"P": P, "m": m, "durations": {"F": 1, "B": 2}, "orders": orders}, fh)
+        json.dump({"P": P, "m": m, "durations": {"F": 1, "B": 2},
+                   "orders": one_f_one_b_orders(P, m)}, fh)
     return 2 * P * m
 
 

@@ -22,6 +22,7 @@ import sys
 import pytest
 from hypothesis import given, strategies as st
 
+from builders import one_f_one_b_orders
 from fuzz_cli import CORPUS, TIME_LIMIT, assert_answer, run_in_process, run_subprocess
 
 
@@ -295,16 +296,7 @@ def test_closed_stdin_is_one_line():
 
 # ------------------------------------ causes whose cost model belongs to other work of issue 16
 def _big_document(path, P: int = 64, m: int = 8192) -> None:
-    orders = {}
-    for p in range(P):
-        warm = min(P - p, m)
-        seq = [f"{p}F{j}" for j in range(warm)]
-        for j in range(m):
-            seq.append(f"{p}B{j}")
-            if warm + j < m:
-                seq.append(f"{p}F{warm + j}")
-        orders[str(p)] = seq
-    path.write_text(json.dumps({"P": P, "m": m, "orders": orders}))
+    path.write_text(json.dumps({"P": P, "m": m, "orders": one_f_one_b_orders(P, m)}))
 
 
 @pytest.mark.xfail(strict=True, reason="the bounds' cost in v is the certification work of issues "
