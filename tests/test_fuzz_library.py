@@ -118,3 +118,20 @@ def test_packed_and_careful_readers_agree():
     sched = pb.schedule_from_document(doc)
     assert sched == pb.Schedule.from_strings(sched.instance, [[pb.Op(0, "F", 0), pb.Op(0, "B", 0)]])
     assert [str(op) for op in sched.orders[0]] == ["0F0", "0B0"]
+
+
+def test_lazy_schedule_behaves_like_an_eager_one():
+    """A schedule read from a document keeps packed codes until its Ops are asked for."""
+    import copy
+    import dataclasses
+    import pickle
+
+    eager = pb.generate("1f1b", pb.Instance(P=3, m=4))
+    lazy = pb.schedule_from_document(pb.document_from_schedule(eager))
+    assert "orders" not in lazy.__dict__ and lazy.num_ops == eager.num_ops
+    assert pb.simulate(lazy).makespan == pb.simulate(eager).makespan
+    assert "orders" not in lazy.__dict__  # simulating needs no Op objects
+    for other in (pickle.loads(pickle.dumps(lazy)), copy.deepcopy(lazy),
+                  dataclasses.replace(lazy, source="x")):
+        assert other == eager and hash(other) == hash(eager)
+    assert lazy.orders == eager.orders and lazy.to_strings() == eager.to_strings()
