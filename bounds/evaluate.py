@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional, Union, cast
 
-from schedules.instance import Instance
+from schedules.instance import Instance, require
 
 from .multi_wave import terms as multi_wave_terms
 from .single_wave import terms as single_wave_terms
@@ -157,6 +157,7 @@ def lower_bound(inst: Instance) -> LowerBound:
     >>> lower_bound(Instance(P=2, m=4, K=1, f=3, b=2)).theorem
     'T3'
     """
+    require(inst, Instance, "inst", "lower_bound")
     check_limits(inst)
     view = cast(Instance, scaled(inst))
     raw = basic_terms(view) + (single_wave_terms(view) if inst.v == 1 else

@@ -47,10 +47,7 @@ def compile_schedule(schedule: Schedule) -> Compiled:
     """Flatten ``schedule`` into :class:`Compiled` arrays (one pass over the ops)."""
     inst = schedule.instance
     S, m = inst.S, inst.m
-    lengths = [len(seq) for seq in schedule.orders]
-    total = sum(lengths)
-    code = np.fromiter((op.code for seq in schedule.orders for op in seq), dtype=np.int64,
-                       count=total)
+    code, lengths = schedule.packed()
     stage = code >> 35
     kind = (code >> 32) & 7
     micro = code & 0xFFFFFFFF

@@ -95,10 +95,10 @@ def plot_gantt(schedule: Schedule, ax=None, memory: bool = True, title: Optional
     ax.legend(handles=handles,
               loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8, frameon=False)
     K = "inf" if inst.K is None else inst.K
-    label = title or (schedule.source or "schedule")
+    label = " ".join(str(title or schedule.source or "schedule").split())[:200]
     ax.set_title(f"{label}: P={P} m={inst.m} v={inst.v} K={K}  makespan {res.makespan}  "
                  f"peak memory {max(res.peak_memory)} (per GPU {res.peak_memory})", fontsize=9,
-                 pad=8)
+                 pad=8, parse_math=False)  # a '$' in a title is text, not mathtext
     if axm is not None:
         for p in range(P):
             prof = res.memory_profile(p)

@@ -20,10 +20,16 @@ Example
 
 from __future__ import annotations
 
+import numbers
+import operator
+import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from math import lcm
 from typing import Optional, Union
+
+from . import limits
 
 Number = Union[int, Fraction, str, float]
 
@@ -34,27 +40,160 @@ class InstanceError(ValueError):
     """An instance field is out of range or inconsistent; the message names the field."""
 
 
-def to_fraction(value: Number, name: str) -> Fraction:
-    """Parse ``value`` (int, Fraction, ``"3/2"`` string) into a Fraction, naming ``name`` on error.
+class InstanceLimitError(InstanceError, limits.LimitError):
+    """An instance field beyond a limit of :mod:`schedules.limits` (the message names it)."""
 
-    Floats are accepted only when they are exactly representable small decimals such as ``1.5``
-    (converted through their shortest decimal string), never silently rounded.
+
+def _limit(name: str, value, what: str) -> None:
+    if value > getattr(limits, name):
+        raise InstanceLimitError(limits.limit_message(name, value, what))
+
+
+_INT_TEXT = re.compile(r"\s*([+-]?)([0-9]+)\s*\Z")
+_FRACTION_TEXT = re.compile(r"\s*([+-]?)([0-9]+)\s*/\s*([0-9]+)\s*\Z")
+_DECIMAL_TEXT = re.compile(r"\s*([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,12}))?\s*\Z")
+_BIG = 10 ** limits.MAX_NUMBER_DIGITS  # an integer of MAX_NUMBER_DIGITS + 1 digits
+
+
+def _digits_limit(name: str, digits: int) -> None:
+    if digits > limits.MAX_NUMBER_DIGITS:
+        raise InstanceLimitError(f"{name}: a number with {digits} digits is above the limit "
+                                f"MAX_NUMBER_DIGITS = {limits.MAX_NUMBER_DIGITS} "
+                                f"({limits.DOCS})")
+
+
+def _bounded_int(n: int, name: str) -> int:
+    if -_BIG < n < _BIG:
+        return n
+    _digits_limit(name, limits.MAX_NUMBER_DIGITS + 1 if n.bit_length() > 60000
+                  else len(str(abs(n))))
+    return n
+
+
+def _fraction_from_text(text: str, name: str) -> Fraction:
+    """Exact value of ``"7"``, ``"3/2"``, ``"1.5"``, ``"2e3"``, digits bounded *before* computing."""
+    if len(text) > 4 * limits.MAX_NUMBER_DIGITS:
+        _digits_limit(name, len(text))
+    m = _FRACTION_TEXT.match(text)
+    if m:
+        sign, p, q = m.groups()
+        _digits_limit(name, max(len(p.lstrip("0")), len(q.lstrip("0"))))
+        if int(q) == 0:
+            raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {text!r} "
+                                f"(zero denominator)")
+        return Fraction(int(sign + p), int(q))
+    m = _DECIMAL_TEXT.match(text)
+    if m and (m.group(2) or m.group(3)):
+        sign, whole, frac, exp = m.groups()
+        frac = frac or ""
+        digits = (whole + frac).lstrip("0")
+        if not digits:
+            return Fraction(0)
+        shift = (int(exp) if exp else 0) - len(frac)
+        _digits_limit(name, len(digits) + max(shift, 0))
+        _digits_limit(name, max(-shift, 0) + 1)
+        value = Fraction(int(digits) * 10 ** max(shift, 0), 10 ** max(-shift, 0))
+        return -value if sign == "-" else value
+    raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {show(text)}")
+
+
+def to_fraction(value: Number, name: str) -> Fraction:
+    """Parse ``value`` into an exact Fraction, naming ``name`` on error.
+
+    Accepted: ints (not bools), Fractions, decimal strings ``"7"``, ``"3/2"``, ``"1.5"``,
+    ``"2e3"`` (and ``decimal.Decimal``, which JSON floats are read as), and floats, taken through
+    their shortest decimal string (``1.5``), never silently rounded. Integers, numerators and
+    denominators have at most ``limits.MAX_NUMBER_DIGITS`` digits, checked before the value is
+    computed (``1e100000000`` is refused at once).
     """
     if isinstance(value, bool):
         raise InstanceError(f"{name} must be a number, got {value!r}")
-    try:
-        if isinstance(value, float):
-            frac = Fraction(repr(value))
-        elif isinstance(value, (int, Fraction)):
-            frac = Fraction(value)
-        elif isinstance(value, str):
-            frac = Fraction(value.strip())
-        else:
-            # sympy Rational and numpy integers land here
-            frac = Fraction(str(value))
-    except (ValueError, ZeroDivisionError, TypeError):
-        raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {value!r}") from None
-    return frac
+    if isinstance(value, int):
+        return Fraction(_bounded_int(value, name))
+    if isinstance(value, Fraction):
+        _bounded_int(value.numerator, name)
+        _bounded_int(value.denominator, name)
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InstanceError(f"{name} must be a finite number, got {value!r}")
+        return _fraction_from_text(repr(value), name)
+    if isinstance(value, str):
+        return _fraction_from_text(value, name)
+    if hasattr(type(value), "__index__"):  # numpy integers
+        return Fraction(_bounded_int(operator.index(value), name))
+    if isinstance(value, (Decimal, numbers.Rational)) or type(value).__module__.startswith(
+            ("sympy", "numpy")):
+        return _fraction_from_text(str(value), name)
+    raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {type(value).__name__} "
+                        f"{show(value)}")
+
+
+def whole_number(value, name: str, minimum: int = 1) -> int:
+    """``value`` as an exact whole number ``>= minimum``, naming ``name`` on error.
+
+    Accepted: ints and numpy integers (not bools), and decimal text such as ``"8"`` (flags). A
+    float, even ``2.0``, is not a whole number here; digits are bounded as in :func:`to_fraction`.
+    """
+    if isinstance(value, bool):
+        raise InstanceError(f"{name} must be a whole number >= {minimum}, got {value!r} "
+                            f"(a boolean)")
+    if isinstance(value, int):
+        n = value
+    elif isinstance(value, str):
+        m = _INT_TEXT.match(value) if len(value) <= 4 * limits.MAX_NUMBER_DIGITS else None
+        if m is None and len(value) > 4 * limits.MAX_NUMBER_DIGITS and value.strip().isdigit():
+            _digits_limit(name, len(value.strip()))
+        if m is None:
+            raise InstanceError(f"{name} must be a whole number >= {minimum}, got {show(value)}")
+        _digits_limit(name, len(m.group(2).lstrip("0")))
+        n = int(m.group(1) + m.group(2))
+    elif hasattr(type(value), "__index__") and not isinstance(value, float):
+        n = operator.index(value)
+    else:
+        raise InstanceError(f"{name} must be a whole number >= {minimum}, got "
+                            f"{type(value).__name__} {show(value)}")
+    n = _bounded_int(n, name)
+    if n < minimum:
+        raise InstanceError(f"{name} must be >= {minimum}, got {n}")
+    return n
+
+
+def show(value, width: int = 60) -> str:
+    """A short printable form of an input value for an error message."""
+    text = str(value) if isinstance(value, Decimal) else repr(value)
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def require(value, expected: type, name: str, where: str) -> None:
+    """Raise TypeError naming ``name`` (an argument of ``where``) unless ``value`` is an
+    ``expected``; library entry points call it first, so a wrong type never fails deep inside."""
+    if not isinstance(value, expected):
+        article = "an" if expected.__name__[0] in "AEIOUaeiou" else "a"
+        raise TypeError(f"{where}: {name} must be {article} {expected.__name__}, got "
+                        f"{type(value).__name__} {show(value)}")
+
+
+def stage_list(value, P: int) -> tuple[int, ...]:
+    """An explicit stage-to-GPU list checked entry by entry: whole numbers in ``0..P-1``."""
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+        raise InstanceError(f"stage_to_rank must be a list with one GPU per stage, got "
+                            f"{type(value).__name__}")
+    if not len(value):
+        raise InstanceError("stage_to_rank must list one GPU per stage, got an empty list")
+    _limit("MAX_STAGES", len(value), "len(stage_to_rank)")
+    out = []
+    for s, r in enumerate(value):
+        if isinstance(r, bool) or not hasattr(type(r), "__index__") or isinstance(r, float):
+            raise InstanceError(f"stage_to_rank[{s}] must be a GPU number (a whole number), got "
+                                f"{show(r)}")
+        r = operator.index(r)
+        if not 0 <= r < P:
+            raise InstanceError(f"stage_to_rank names GPU {r}, outside 0..{P - 1}")
+        out.append(r)
+    if len(out) % P != 0:
+        raise InstanceError(f"stage_to_rank has {len(out)} stages, not a multiple of P={P}")
+    return tuple(out)
 
 
 def placement_stage_to_rank(P: int, v: int, placement: str) -> tuple[int, ...]:
@@ -71,19 +210,7 @@ def placement_stage_to_rank(P: int, v: int, placement: str) -> tuple[int, ...]:
 
 
 def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-                value = int(value)
-            elif hasattr(value, "__index__"):
-                value = int(value.__index__())
-            else:
-                raise TypeError
-        except (TypeError, ValueError):
-            raise InstanceError(f"{name} must be a whole number >= 1, got {value!r}") from None
-    if value < 1:
-        raise InstanceError(f"{name} must be >= 1, got {value}")
-    return value
+    return whole_number(value, name, 1)
 
 
 @dataclass(frozen=True)
@@ -124,6 +251,8 @@ class Instance:
         P = _positive_int(self.P, "P")
         m = _positive_int(self.m, "m")
         v = _positive_int(self.v, "v")
+        _limit("MAX_STAGES", P, "P")
+        _limit("MAX_PAIRS", P * m, f"P·m = {P}·{m}")
         K = self.K
         if isinstance(K, str) and K.strip().lower() in ("inf", "infinity", "none", ""):
             K = None
@@ -131,28 +260,29 @@ class Instance:
             K = None
         if K is not None:
             K = _positive_int(K, "K")
+            _limit("MAX_INTEGER", K, "K")
         if self.stage_to_rank is not None:
-            s2r = tuple(int(r) for r in self.stage_to_rank)
-            if not s2r:
-                raise InstanceError("stage_to_rank must list one GPU per stage, got an empty list")
-            if len(s2r) % P != 0:
-                raise InstanceError(
-                    f"stage_to_rank has {len(s2r)} stages, not a multiple of P={P}")
-            bad = [r for r in s2r if not 0 <= r < P]
-            if bad:
-                raise InstanceError(f"stage_to_rank names GPU {bad[0]}, outside 0..{P - 1}")
+            s2r = stage_list(self.stage_to_rank, P)
             v = len(s2r) // P
-            counts = [s2r.count(r) for r in range(P)]
+            counts = [0] * P
+            for r in s2r:
+                counts[r] += 1
             if any(cnt != v for cnt in counts):
                 raise InstanceError(
-                    f"stage_to_rank must give every GPU exactly v={v} stages, got counts {counts}")
+                    f"stage_to_rank must give every GPU exactly v={v} stages, got counts "
+                    f"{counts[:16]}{' ...' if P > 16 else ''}")
             # a list equal to a named placement is that placement, whatever was passed with it
             named = [name for name in ((self.placement,) + PLACEMENTS) if name in PLACEMENTS
                      and s2r == placement_stage_to_rank(P, v, name)]
             placement = named[0] if named else "explicit"
         else:
             placement = self.placement
+            if not isinstance(placement, str) or placement not in PLACEMENTS:
+                raise InstanceError(f"placement must be one of {', '.join(PLACEMENTS)}, got "
+                                    f"{placement!r}"[:200])
+            _limit("MAX_STAGES", P * v, f"P·v = {P}·{v}")
             s2r = placement_stage_to_rank(P, v, placement)
+        _limit("MAX_PAIRS", P * v * m, f"P·v·m = {P}·{v}·{m}")
         f = to_fraction(self.f, "f")
         if f <= 0:
             raise InstanceError(f"f (forward time) must be > 0, got {f}")
@@ -175,7 +305,13 @@ class Instance:
         c = to_fraction(self.c, "c")
         if c < 0:
             raise InstanceError(f"c (communication delay) must be >= 0, got {c}")
-        unit = lcm(*(x.denominator for x in (f, b, c, b_I, b_W) if x is not None))
+        unit = lcm(*(x.denominator for x in (f, b, c) + ((b_I, b_W) if b_I is not None else ())))
+        horizon = 5 * P * v * m * int((max(f, b) + c) * unit)
+        if horizon > limits.MAX_TIME_UNITS:
+            raise InstanceLimitError(
+                f"durations too large for this size: 5·P·v·m·(max(f, b) + c) = {horizon} time "
+                f"units of 1/{unit} is above the limit MAX_TIME_UNITS = {limits.MAX_TIME_UNITS} "
+                f"({limits.DOCS})"[:300])
         for name, value in (("P", P), ("m", m), ("v", v), ("K", K), ("placement", placement),
                             ("stage_to_rank", s2r), ("f", f), ("b", b), ("b_I", b_I),
                             ("b_W", b_W), ("c", c), ("_unit", unit)):

@@ -13,9 +13,12 @@ A document carries the instance (``P, m, v, placement`` or ``stage_to_rank``, ``
 from __future__ import annotations
 
 import json
-from typing import Any
+from decimal import Decimal
+from typing import Any, Callable
 
+from . import limits
 from .instance import Instance, InstanceError, fraction_json, to_fraction
+from .ops import OpError
 from .schedule import Schedule, ScheduleError
 
 
@@ -23,27 +26,119 @@ class DocumentError(ValueError):
     """A document that is not an orders document; the message names the key or value."""
 
 
-def instance_from_document(doc: dict) -> Instance:
-    """The :class:`Instance` an orders document describes."""
-    if not isinstance(doc, dict):
-        raise DocumentError(f"an orders document must be a JSON object, got {type(doc).__name__}")
-    for key in ("P", "m"):
-        if key not in doc:
-            raise DocumentError(f"orders document is missing {key!r}")
-    durations = doc.get("durations", {}) or {}
+class DocumentLimitError(DocumentError, limits.LimitError):
+    """A JSON input beyond a limit of :mod:`schedules.limits` (size, nesting, digits)."""
+
+
+# ------------------------------------------------------------------------------- text and JSON
+def decode_text(data: bytes, where: str = "input") -> str:
+    """``data`` decoded as UTF-8 (a leading byte-order mark is dropped); invalid bytes give a
+    :class:`DocumentError` naming the offset."""
+    if len(data) > limits.MAX_INPUT_BYTES:
+        raise DocumentLimitError(limits.limit_message("MAX_INPUT_BYTES", len(data),
+                                                      f"{where}: size in bytes"))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"{where} is not UTF-8 text: {exc.reason} (byte 0x{data[exc.start]:02x}"
+                            f" at offset {exc.start})") from None
+
+
+def _json_int(text: str) -> int:
+    digits = len(text) - (text[0] == "-")
+    if digits > limits.MAX_NUMBER_DIGITS:
+        raise DocumentLimitError(f"a JSON integer with {digits} digits is above the limit "
+                                 f"MAX_NUMBER_DIGITS = {limits.MAX_NUMBER_DIGITS} ({limits.DOCS})")
+    return int(text)
+
+
+def _json_constant(text: str):
+    raise DocumentError(f"{text} is not a JSON number")
+
+
+def _depth_limit(depth) -> DocumentLimitError:
+    return DocumentLimitError(limits.limit_message("MAX_JSON_DEPTH", depth, "JSON nesting depth"))
+
+
+def _check_depth(text: str, data: Any) -> None:
+    """Raise when arrays/objects of ``data`` (parsed from ``text``) nest deeper than
+    MAX_JSON_DEPTH. Fewer brackets in the text than the limit settle it at once; otherwise an
+    iterative walk that looks only into containers holding containers."""
+    if text.count("[") + text.count("{") <= limits.MAX_JSON_DEPTH:
+        return
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        items = node.values() if type(node) is dict else node
+        kinds = set(map(type, items))
+        if list in kinds or dict in kinds:
+            if depth + 1 > limits.MAX_JSON_DEPTH:
+                raise _depth_limit(depth + 1)
+            stack.extend((x, depth + 1) for x in items if type(x) is list or type(x) is dict)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise DocumentError(f"{text[:60]} is beyond the range of a float")
+    return value
+
+
+def parse_json(text: str, where: str = "", decimals: bool = True) -> Any:
+    """``json.loads`` with the limits of :mod:`schedules.limits`: nesting depth (ignored keys
+    included), digits of integers, no NaN/Infinity; numbers with a fraction or an exponent are
+    read exactly as :class:`decimal.Decimal` (so ``1e100000000`` costs nothing until a limit
+    refuses it; with ``decimals=False`` they are floats, for inputs that are not exact numbers).
+    Errors are :class:`DocumentError` with one-line messages."""
+    prefix = f"{where}: " if where else ""
+    if not isinstance(text, str):
+        raise TypeError(f"parse_json: text must be a str, got {type(text).__name__}")
+    try:
+        data = json.loads(text, parse_int=_json_int, parse_float=Decimal if decimals else _json_float,
+                          parse_constant=_json_constant)
+    except json.JSONDecodeError as exc:
+        raise DocumentError(f"{prefix}malformed JSON: {exc.msg} at line {exc.lineno} column "
+                            f"{exc.colno}") from None
+    except RecursionError:
+        raise DocumentLimitError(prefix + limits.limit_message(
+            "MAX_JSON_DEPTH", "more than 900", "JSON nesting depth")) from None
+    except DocumentError as exc:
+        raise type(exc)(prefix + str(exc)) from None
+    if type(data) is list or type(data) is dict:
+        _check_depth(text, data)
+    return data
+
+
+# ------------------------------------------------------------------------ document -> instance
+def _plain(key: str):
+    def read(doc: dict, kwargs: dict) -> None:
+        kwargs[key] = doc[key]
+    return read
+
+
+def _read_stage_to_rank(doc: dict, kwargs: dict) -> None:
+    if doc["stage_to_rank"] is None:
+        return
+    if not isinstance(doc["stage_to_rank"], list):
+        raise DocumentError("'stage_to_rank' must be a list with one GPU per stage")
+    kwargs["stage_to_rank"] = doc["stage_to_rank"]
+
+
+def _read_placement(doc: dict, kwargs: dict) -> None:
+    if doc["placement"] is not None:
+        kwargs["placement"] = doc["placement"]
+
+
+def _read_durations(doc: dict, kwargs: dict) -> None:
+    durations = doc["durations"]
+    if durations is None:
+        return
     if not isinstance(durations, dict):
         raise DocumentError("'durations' must be an object such as {\"F\": 1, \"B\": 2}")
     unknown = set(durations) - {"F", "B", "I", "W", "R"}
     if unknown:
-        raise DocumentError(f"unknown op kind(s) {sorted(unknown)} in 'durations'; ops are F B I W R")
-    kwargs: dict[str, Any] = {"P": doc["P"], "m": doc["m"], "K": doc.get("K")}
-    if doc.get("stage_to_rank") is not None:
-        kwargs["stage_to_rank"] = doc["stage_to_rank"]
-        if not isinstance(doc["stage_to_rank"], list):
-            raise DocumentError("'stage_to_rank' must be a list with one GPU per stage")
-    else:
-        kwargs["v"] = doc.get("v", 1)
-        kwargs["placement"] = doc.get("placement") or "looped"
+        raise DocumentError(f"unknown op kind(s) {sorted(unknown)[:5]} in 'durations'; "
+                            f"ops are F B I W R"[:200])
     f = durations.get("F", 1)
     if "R" in durations and to_fraction(durations["R"], "durations.R") != to_fraction(f, "durations.F"):
         raise DocumentError("durations.R must equal durations.F (a recompute repeats the forward)")
@@ -52,12 +147,38 @@ def instance_from_document(doc: dict) -> Instance:
         if "I" not in durations or "W" not in durations:
             raise DocumentError("split durations need both 'I' and 'W'")
         kwargs["b_I"], kwargs["b_W"] = durations["I"], durations["W"]
+        kwargs.pop("b", None)
         if "B" in durations:
             kwargs["b"] = durations["B"]
-    else:
-        kwargs["b"] = durations.get("B", 2)
-    if "c" in doc:
-        kwargs["c"] = doc["c"]
+    elif "B" in durations:
+        kwargs["b"] = durations["B"]
+
+
+DOCUMENT_FIELDS: dict[str, Callable[[dict, dict], None]] = {
+    "P": _plain("P"), "m": _plain("m"), "K": _plain("K"), "v": _plain("v"),
+    "placement": _read_placement, "stage_to_rank": _read_stage_to_rank,
+    "durations": _read_durations, "c": _plain("c"),
+}
+"""The instance keys of an orders document and how each one sets :class:`Instance` arguments,
+in this order (a new key is one entry here). Other top-level keys are ignored (CLI.md)."""
+
+REQUIRED_KEYS = ("P", "m")
+
+
+def instance_from_document(doc: dict) -> Instance:
+    """The :class:`Instance` an orders document describes."""
+    if not isinstance(doc, dict):
+        raise DocumentError(f"an orders document must be a JSON object, got {type(doc).__name__}")
+    for key in REQUIRED_KEYS:
+        if key not in doc:
+            raise DocumentError(f"orders document is missing {key!r}")
+    kwargs: dict[str, Any] = {}
+    for key, read in DOCUMENT_FIELDS.items():
+        if key in doc:
+            read(doc, kwargs)
+    if "stage_to_rank" in kwargs:
+        kwargs.pop("v", None)
+        kwargs.pop("placement", None)
     return Instance(**kwargs)
 
 
@@ -67,7 +188,9 @@ def schedule_from_document(doc: dict) -> Schedule:
     inst = instance_from_document(doc)
     if "orders" not in doc:
         raise DocumentError("orders document is missing 'orders'")
-    return Schedule.from_strings(inst, doc["orders"], source=str(doc.get("source", "")))
+    source = doc.get("source", "")
+    source = source if isinstance(source, str) else json.dumps(source, default=str)[:200]
+    return Schedule.from_strings(inst, doc["orders"], source=source)
 
 
 def document_from_schedule(schedule: Schedule, **extra) -> dict:
@@ -96,10 +219,7 @@ def document_from_schedule(schedule: Schedule, **extra) -> dict:
 
 def load_documents(text: str) -> tuple[list[dict], bool]:
     """Parse JSON text holding one document or a list of them; returns (documents, was_list)."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DocumentError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    data = parse_json(text)
     if isinstance(data, list):
         return data, True
     return [data], False
@@ -107,8 +227,8 @@ def load_documents(text: str) -> tuple[list[dict], bool]:
 
 def read_schedule(path: str) -> Schedule:
     """Read one orders document from a file."""
-    with open(path, encoding="utf-8") as fh:
-        docs, was_list = load_documents(fh.read())
+    with open(path, "rb") as fh:
+        docs, was_list = load_documents(decode_text(fh.read(), path))
     if was_list:
         if len(docs) != 1:
             raise DocumentError(f"{path} holds {len(docs)} documents, expected one")
@@ -122,5 +242,5 @@ def write_schedule(schedule: Schedule, path: str, **extra) -> None:
         fh.write("\n")
 
 
-INPUT_ERRORS = (DocumentError, InstanceError, ScheduleError)
+INPUT_ERRORS = (DocumentError, InstanceError, ScheduleError, OpError, limits.LimitError)
 """Exceptions that mean bad input (exit 2 in the CLI)."""

@@ -21,7 +21,7 @@ KINDS = ("F", "B", "I", "W", "R")
 
 KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 
-_ACTION = re.compile(r"^\s*(\d+)\s*([A-Za-z_]+)\s*(\d+)\s*$")
+_ACTION = re.compile(r"^\s*(\d+)\s*([A-Za-z_]+)\s*(\d+)\s*\Z", re.ASCII)
 
 
 class OpError(ValueError):
@@ -38,12 +38,14 @@ class Op:
     code: int = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in KIND_INDEX:
+        if not isinstance(self.kind, str) or self.kind not in KIND_INDEX:
             raise OpError(f"unknown op kind {self.kind!r} in "
                           f"{self.stage}{self.kind}{self.microbatch}; ops are F B I W R")
-        if not isinstance(self.stage, int) or not 0 <= self.stage < 1 << 27:
+        if (isinstance(self.stage, bool) or not isinstance(self.stage, int)
+                or not 0 <= self.stage < 1 << 27):
             raise OpError(f"stage must be a whole number >= 0, got {self.stage!r}")
-        if not isinstance(self.microbatch, int) or not 0 <= self.microbatch < 1 << 32:
+        if (isinstance(self.microbatch, bool) or not isinstance(self.microbatch, int)
+                or not 0 <= self.microbatch < 1 << 32):
             raise OpError(f"microbatch must be a whole number >= 0, got {self.microbatch!r}")
         # packed (stage, kind, microbatch) so that whole orders compile in one numpy pass
         object.__setattr__(self, "code", (self.stage << 35) | (KIND_INDEX[self.kind] << 32)
@@ -59,9 +61,10 @@ class Op:
             return text
         if not isinstance(text, str):
             raise OpError(f"an action must be a string like '3F0', got {text!r}")
-        match = _ACTION.match(text)
+        match = _ACTION.match(text) if len(text) <= 64 else None
         if not match:
-            raise OpError(f"malformed action {text!r}: expected <stage><op><microbatch> like '3F0'")
+            raise OpError(f"malformed action {text[:64]!r}: expected <stage><op><microbatch> "
+                          f"like '3F0'")
         kind = match.group(2)
         if kind not in KIND_INDEX:
             raise OpError(f"unknown op {kind!r} in action {text!r}; ops are F B I W R")
@@ -73,7 +76,7 @@ def split_action(text: str) -> tuple[int, str, int] | None:
 
     Used by importers that must tell computation actions from other tokens (``2SEND_F0``).
     """
-    match = _ACTION.match(text) if isinstance(text, str) else None
+    match = _ACTION.match(text) if isinstance(text, str) and len(text) <= 64 else None
     if not match:
         return None
     return int(match.group(1)), match.group(2), int(match.group(3))

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from .instance import require
 from .ops import Op
 from .schedule import Schedule
 
@@ -199,8 +200,9 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
     ``polish`` moves recomputes earlier when that lowers the makespan (at most ``window``
     positions each, at most ``budget`` trial simulations in all).
     """
+    require(schedule, Schedule, "schedule", "fit_memory")
     if isinstance(K, bool) or not isinstance(K, int) or K < 1:
-        raise RematError(f"K must be a whole number >= 1, got {K!r}")
+        raise RematError(f"fit_memory: K must be a whole number >= 1, got {K!r:.60}")
     from .simulate import simulate
 
     inst = schedule.instance.with_(K=K)

@@ -13,10 +13,14 @@ times and checks them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence, Union
+from itertools import chain
+from typing import Iterable, Mapping, Optional, Sequence, Union
 
+import numpy as np
+
+from . import limits
 from .instance import Instance
-from .ops import Op, OpError
+from .ops import KIND_INDEX, KINDS, Op, OpError
 
 
 class ScheduleError(ValueError):
@@ -41,6 +45,14 @@ class Schedule:
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.instance, Instance):
+            raise TypeError(f"Schedule: instance must be an Instance, got "
+                            f"{type(self.instance).__name__}")
+        if isinstance(self.orders, (str, bytes, Mapping)) or not isinstance(self.orders, Iterable):
+            raise ScheduleError("Schedule: orders must be one sequence of Ops per GPU "
+                                "(Schedule.from_strings reads action strings)")
+        if not isinstance(self.orders, Sequence):
+            object.__setattr__(self, "orders", tuple(self.orders))
         if len(self.orders) != self.instance.P:
             raise ScheduleError(
                 f"orders list {len(self.orders)} GPUs but the instance has P={self.instance.P}")
@@ -58,11 +70,52 @@ class Schedule:
 
         GPU keys may be ints or their strings; a GPU absent from a mapping has an empty order.
         """
-        return cls(instance, normalize_orders(orders, instance.P), source)
+        if not isinstance(instance, Instance):
+            raise TypeError(f"Schedule.from_strings: instance must be an Instance, got "
+                            f"{type(instance).__name__}")
+        per_gpu = orders_per_gpu(orders, instance.P)
+        packed = pack_actions(per_gpu)
+        if packed is None:  # not all in the plain form: the careful reader names the problem
+            return cls(instance, actions_to_ops(per_gpu), source)
+        obj = object.__new__(cls)
+        for name, value in (("instance", instance), ("source", source),
+                            ("_codes", packed[0]), ("_lengths", packed[1])):
+            object.__setattr__(obj, name, value)
+        return obj
+
+    def __getattr__(self, name: str):
+        # a schedule read by from_strings keeps packed codes; its Ops are built on first use
+        if name != "orders" or "_codes" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        codes, lengths = self.__dict__["_codes"], self.__dict__["_lengths"]
+        cache: dict[int, Op] = {}
+        flat = []
+        for code in codes.tolist():
+            op = cache.get(code)
+            if op is None:
+                op = cache[code] = Op(code >> 35, KINDS[(code >> 32) & 7], code & 0xFFFFFFFF)
+            flat.append(op)
+        bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
+        orders = tuple(tuple(flat[bounds[p]:bounds[p + 1]]) for p in range(len(lengths)))
+        object.__setattr__(self, "orders", orders)
+        return orders
 
     # ---------------------------------------------------------------- queries
+    def packed(self) -> tuple[np.ndarray, list[int]]:
+        """``(codes, lengths)``: every op's packed :attr:`Op.code` (int64, GPU order then
+        position) and the length of each GPU's order; what the simulator compiles."""
+        if "_codes" not in self.__dict__:
+            lengths = [len(seq) for seq in self.orders]
+            codes = np.fromiter((op.code for seq in self.orders for op in seq), dtype=np.int64,
+                                count=sum(lengths))
+            object.__setattr__(self, "_codes", codes)
+            object.__setattr__(self, "_lengths", lengths)
+        return self.__dict__["_codes"], self.__dict__["_lengths"]
+
     @property
     def num_ops(self) -> int:
+        if "_lengths" in self.__dict__:
+            return sum(self.__dict__["_lengths"])
         return sum(len(seq) for seq in self.orders)
 
     def ops(self) -> Iterable[tuple[int, Op]]:
@@ -80,33 +133,49 @@ class Schedule:
         return {str(p): [str(op) for op in seq] for p, seq in enumerate(self.orders)}
 
 
-def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:
-    """Turn a GPU -> actions mapping (or list) into a tuple of Op tuples, one per GPU."""
+def orders_per_gpu(orders: OrdersLike, P: int) -> list[Sequence]:
+    """One sequence of actions per GPU from a GPU -> actions mapping (int or string keys;
+    an absent GPU has an empty order) or a list by GPU."""
     if isinstance(orders, Mapping):
-        per_gpu: list[list] = [[] for _ in range(P)]
+        per_gpu: list[Sequence] = [() for _ in range(P)]
         seen = set()
         for key, seq in orders.items():
+            if isinstance(key, bool) or not isinstance(key, (int, str)):
+                raise ScheduleError(f"orders key {key!r} is not a GPU number"[:200])
             try:
-                p = int(key)
-            except (TypeError, ValueError):
-                raise ScheduleError(f"orders key {key!r} is not a GPU number") from None
+                p = int(key) if isinstance(key, int) or key.strip().isascii() else None
+            except ValueError:
+                p = None
+            if p is None or (isinstance(key, str) and len(key) > 20):
+                raise ScheduleError(f"orders key {key!r} is not a GPU number"[:200])
             if not 0 <= p < P:
                 raise ScheduleError(f"orders name GPU {p}, outside 0..{P - 1} (P={P})")
             if p in seen:
                 raise ScheduleError(f"orders list GPU {p} twice")
             seen.add(p)
             per_gpu[p] = seq
-    elif isinstance(orders, Sequence) and not isinstance(orders, str):
+    elif isinstance(orders, Sequence) and not isinstance(orders, (str, bytes)):
         if len(orders) != P:
             raise ScheduleError(f"orders list {len(orders)} GPUs but P={P}")
         per_gpu = list(orders)
     else:
         raise ScheduleError("orders must map each GPU to its list of actions")
+    total = 0
+    for p, seq in enumerate(per_gpu):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence):
+            raise ScheduleError(f"GPU {p}: the order must be a list of actions, got "
+                                f"{type(seq).__name__}")
+        total += len(seq)
+    if total > limits.MAX_ORDER_ITEMS:
+        raise OrdersLimitError(limits.limit_message("MAX_ORDER_ITEMS", total, "actions listed"))
+    return per_gpu
+
+
+def actions_to_ops(per_gpu: list[Sequence]) -> tuple[tuple[Op, ...], ...]:
+    """Each GPU's actions (strings or Ops) as a tuple of Ops; a bad action names its GPU."""
     result = []
     cache: dict[str, Op] = {}
     for p, seq in enumerate(per_gpu):
-        if isinstance(seq, str) or not isinstance(seq, Sequence):
-            raise ScheduleError(f"GPU {p}: the order must be a list of actions, got {seq!r}")
         ops = []
         for item in seq:
             if isinstance(item, Op):
@@ -122,3 +191,63 @@ def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:
             ops.append(op)
         result.append(tuple(ops))
     return tuple(result)
+
+
+def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:
+    """Turn a GPU -> actions mapping (or list) into a tuple of Op tuples, one per GPU."""
+    return actions_to_ops(orders_per_gpu(orders, P))
+
+
+_KIND_OF_BYTE = np.full(256, -1, dtype=np.int64)
+for _k, _i in KIND_INDEX.items():
+    _KIND_OF_BYTE[ord(_k)] = _i
+_MAX_RUN = 10  # digits of a stage or microbatch in the packed fast path (2**32 has 10)
+
+
+def _read_runs(digit: np.ndarray, last: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Decimal values of digit runs ending at ``last`` (inclusive) of the given lengths."""
+    value = np.zeros(len(last), dtype=np.int64)
+    scale = 1
+    for d in range(int(length.max(initial=0))):
+        value += np.where(length > d, digit[np.maximum(last - d, 0)], 0) * scale
+        scale *= 10
+    return value
+
+
+def pack_actions(per_gpu: list[Sequence]) -> Optional[tuple[np.ndarray, list[int]]]:
+    """``(codes, lengths)`` of the actions when every one is a plain ``<digits><F|B|I|W|R><digits>``
+    string (the form documents use), parsed in a few array passes; None otherwise (then the
+    careful per-action reader, :func:`actions_to_ops`, names any problem)."""
+    lengths = [len(seq) for seq in per_gpu]
+    n = sum(lengths)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), lengths
+    try:
+        data = ",".join(chain.from_iterable(per_gpu)).encode("ascii")
+    except (TypeError, UnicodeEncodeError):
+        return None
+    b = np.frombuffer(data, dtype=np.uint8)
+    seps = np.flatnonzero(b == 44)
+    kind = _KIND_OF_BYTE[b]
+    letters = np.flatnonzero(kind >= 0)
+    if len(seps) != n - 1 or len(letters) != n:
+        return None
+    starts = np.concatenate(([0], seps + 1))
+    stops = np.concatenate((seps, [len(b)]))
+    stage_len = letters - starts
+    micro_len = stops - letters - 1
+    digit = b.astype(np.int64) - 48
+    if (stage_len.min() < 1 or micro_len.min() < 1 or stage_len.max() > _MAX_RUN
+            or micro_len.max() > _MAX_RUN
+            or np.count_nonzero((digit >= 0) & (digit <= 9)) != len(b) - 2 * n + 1):
+        return None
+    stage = _read_runs(digit, letters - 1, stage_len)
+    micro = _read_runs(digit, stops - 1, micro_len)
+    if stage.max() >= 1 << 27 or micro.max() >= 1 << 32:
+        return None
+    codes = (stage << 35) | (kind[letters] << 32) | micro
+    return codes, lengths
+
+
+class OrdersLimitError(ScheduleError, limits.LimitError):
+    """Orders longer than :data:`schedules.limits.MAX_ORDER_ITEMS`."""

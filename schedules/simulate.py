@@ -35,6 +35,7 @@ import numpy as np
 
 from .compiled import B, F, I, R, W, Compiled, compile_schedule, durations_in_units
 from .ops import KINDS, Op
+from .instance import require
 from .schedule import Schedule
 from .validate import Violation, check_structure
 
@@ -132,101 +133,98 @@ class SimulationResult:
         return out
 
 
-def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
-    """``pred1, pred2, lag1`` over op ids: the (at most two) predecessors of each op id.
+def _predecessors(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``pred1, pred2, lag1`` by position: the positions (in ``c``'s order) of the (at most two)
+    predecessors of each listed op, ``n`` (a sentinel that is always finished) when there is none.
 
     pred1: the chain predecessor (previous forward, next stage's input-gradient op, ``F`` of a
     recompute, ``I`` of a ``W``); pred2: the recompute ``R(j,s)`` of a backward op, if any.
-    lag1: the delay ``c`` (in units) when pred1 runs on another GPU.
+    lag1: the delay ``c`` (in units) when pred1 runs on another GPU. Needs a valid structure
+    (every op a predecessor names is listed once).
     """
     inst = c.schedule.instance
-    S, m, nk = inst.S, inst.m, len(KINDS)
+    S, m = inst.S, inst.m
     size = S * m
-    has = np.zeros(nk * size, dtype=bool)
-    has[c.ids] = True
-    has = has.reshape(nk, S, m)
-    base = np.arange(size, dtype=np.int64).reshape(S, m)  # s*m + j
-    pred1 = np.full((nk, S, m), -1, dtype=np.int64)
-    pred2 = np.full((nk, S, m), -1, dtype=np.int64)
-    pred1[F, 1:] = F * size + base[:-1]
-    pred1[R] = F * size + base
-    pred1[W] = I * size + base
-    # input-gradient op of (j, s+1): B if that pair is fused else I
-    grad = np.where(has[I], I * size + base, B * size + base)
-    for k in (B, I):
-        pred1[k, :-1] = grad[1:]
-        pred1[k, -1] = F * size + base[-1]
-        pred2[k] = np.where(has[R], R * size + base, -1)
-    pred1 = pred1.ravel()
-    lag = np.zeros(nk * size, dtype=np.int64)
+    n = len(c.ids)
+    pos = np.full(len(KINDS) * size + 1, n, dtype=np.int64)  # id -1 -> the sentinel n
+    pos[c.ids] = np.arange(n, dtype=np.int64)
+    kind, stage = c.kind, c.stage
+    pair = stage * m + c.micro
+    none = np.full(n, -1, dtype=np.int64)
+    prev_f = np.where(stage > 0, F * size + pair - m, -1)           # F(j, s-1)
+    nxt = pair + m                                                  # (j, s+1)
+    nxt_grad = np.where(pos[np.minimum(I * size + nxt, len(pos) - 1)] < n, I * size + nxt,
+                        B * size + nxt)
+    grad_pred = np.where(stage < S - 1, nxt_grad, F * size + pair)  # backward's chain pred
+    pred1 = np.select([kind == F, kind == R, kind == W, (kind == B) | (kind == I)],
+                      [prev_f, F * size + pair, I * size + pair, grad_pred], none)
+    pred2 = np.where((kind == B) | (kind == I), R * size + pair, -1)
+    p1 = pos[pred1]
+    p2 = pos[pred2]
+    lag = np.zeros(n, dtype=np.int64)
     if inst.c:
         s2r = np.asarray(inst.stage_to_rank, dtype=np.int64)
-        stage_of = np.tile(np.repeat(np.arange(S), m), nk)
-        cross = (pred1 >= 0) & (s2r[stage_of] != s2r[stage_of[np.maximum(pred1, 0)]])
-        lag[cross] = int(inst.c * inst.unit)
-    return pred1.tolist(), pred2.ravel().tolist(), lag.tolist()
+        other = np.select([kind == F, (kind == B) | (kind == I)], [stage - 1, stage + 1], stage)
+        other = np.clip(other, 0, S - 1)
+        lag[(p1 < n) & (s2r[stage] != s2r[other])] = int(inst.c * inst.unit)
+    return p1, p2, lag
 
 
 def _timing(c: Compiled, dur_kind: list[int]):
-    """Kahn's pass over the per-GPU sequences.
+    """Kahn's pass over the per-GPU sequences, by position.
 
-    Returns ``(end, blocked)``: ``end`` the end time (units) of every op id, -1 if never run;
-    ``blocked`` the ``(gpu, op id, [unfinished predecessors])`` where GPUs stopped (empty iff
-    the orders are feasible).
+    Returns ``(end, blocked)``: ``end`` the end time (units) of every op by position (-1 if
+    never run); ``blocked`` the ``(gpu, position, [unfinished predecessor positions])`` where
+    GPUs stopped (empty iff the orders are feasible).
     """
-    inst = c.schedule.instance
-    P = inst.P
-    pred1, pred2, lag1 = _predecessors(c)
-    size = inst.S * inst.m
-    dur: list[int] = []
-    for d in dur_kind:
-        dur += [d] * size
-    end = [-1] * len(dur)
-    waiters: dict[int, list[int]] = {}
-    ids_all = c.ids.tolist()
+    P = c.schedule.instance.P
+    n = len(c.ids)
+    p1a, p2a, laga = _predecessors(c)
+    pred1, pred2, lag1 = p1a.tolist(), p2a.tolist(), laga.tolist()
+    dur = np.asarray(dur_kind, dtype=np.int64)[c.kind].tolist()
+    end = [-1] * n + [0]  # end[n]: the sentinel "no predecessor", finished at 0
+    wait = [-1] * (n + 1)  # the GPU stopped at an op waiting for this one (rarely a second:)
+    more: dict[int, list[int]] = {}
     offs = c.offsets.tolist()
-    seqs = [ids_all[offs[p]:offs[p + 1]] for p in range(P)]
-    ptr = [0] * P
+    ptr = offs[:-1]
     tfree = [0] * P
     stack = list(range(P))
     while stack:
         p = stack.pop()
-        seq = seqs[p]
         i = ptr[p]
         t = tfree[p]
-        n = len(seq)
-        while i < n:
-            o = seq[i]
-            a = pred1[o]
-            if a >= 0:
-                ea = end[a]
-                if ea < 0:
-                    waiters.setdefault(a, []).append(p)
-                    break
-                ea += lag1[o]
-                if ea > t:
-                    t = ea
-                a = pred2[o]
-                if a >= 0:
-                    ea = end[a]
-                    if ea < 0:
-                        waiters.setdefault(a, []).append(p)
-                        break
-                    if ea > t:
-                        t = ea
-            t += dur[o]
-            end[o] = t
+        hi = offs[p + 1]
+        while i < hi:
+            ea = end[pred1[i]]
+            eb = end[pred2[i]]
+            if ea < 0 or eb < 0:
+                a = pred1[i] if ea < 0 else pred2[i]
+                if wait[a] < 0:
+                    wait[a] = p
+                else:
+                    more.setdefault(a, []).append(p)
+                break
+            ea += lag1[i]
+            if eb > ea:
+                ea = eb
+            if ea > t:
+                t = ea
+            t += dur[i]
+            end[i] = t
+            if wait[i] >= 0:
+                stack.append(wait[i])
+                if more and i in more:
+                    stack.extend(more.pop(i))
             i += 1
-            if o in waiters:
-                stack.extend(waiters.pop(o))
         ptr[p] = i
         tfree[p] = t
     blocked = []
     for p in range(P):
-        if ptr[p] < len(seqs[p]):
-            o = seqs[p][ptr[p]]
-            waits = [a for a in (pred1[o], pred2[o]) if a >= 0 and end[a] < 0]
-            blocked.append((p, o, waits))
+        i = ptr[p]
+        if i < offs[p + 1]:
+            waits = [a for a in (pred1[i], pred2[i]) if a < n and end[a] < 0]
+            blocked.append((p, i, waits))
+    end.pop()
     return end, blocked
 
 
@@ -266,6 +264,7 @@ def simulate(schedule: Schedule) -> SimulationResult:
     Violations of every rule in :mod:`schedules.validate` are collected; timing is computed
     whenever the structure is valid (a memory violation still has a timing, a deadlock has none).
     """
+    require(schedule, Schedule, "schedule", "simulate")
     c = compile_schedule(schedule)
     violations = check_structure(c)
     inst = schedule.instance
@@ -277,7 +276,7 @@ def simulate(schedule: Schedule) -> SimulationResult:
             over = np.flatnonzero(live > inst.K)
             if len(over):
                 k = int(over[0])
-                op = schedule.orders[p][k]
+                op = c.op_name(int(c.ids[c.offsets[p] + k]))
                 violations.append(Violation(
                     "memory", f"GPU {p} holds {int(live[k])} live activations during {op}, "
                               f"above K={inst.K} (peak {peaks[p]})"))
@@ -286,14 +285,13 @@ def simulate(schedule: Schedule) -> SimulationResult:
     if blocked:
         parts = []
         for p, o, waits in blocked:
-            names = ", ".join(f"{c.op_name(a)} (GPU {inst.gpu((a // inst.m) % inst.S)})"
-                              for a in waits)
-            parts.append(f"GPU {p} is blocked at {c.op_name(o)} waiting for {names}")
+            names = ", ".join(f"{c.op_name(int(c.ids[a]))} (GPU {int(c.gpu[a])})" for a in waits)
+            parts.append(f"GPU {p} is blocked at {c.op_name(int(c.ids[o]))} waiting for {names}")
         violations.append(Violation(
             "deadlock", "the orders contradict the precedences: " + "; ".join(parts)))
         return SimulationResult(schedule, tuple(violations), unit=inst.unit, peak_memory=peaks,
                                 _live=lives)
-    end_units = np.asarray(end, dtype=np.int64)[c.ids]
+    end_units = np.asarray(end, dtype=np.int64)
     dur_units = np.asarray(dur_kind, dtype=np.int64)[c.kind]
     start_units = end_units - dur_units
     offs = c.offsets
@@ -307,6 +305,7 @@ def simulate(schedule: Schedule) -> SimulationResult:
 def validate(schedule) -> list[Violation]:
     """Every violation of ``schedule`` (structure, then deadlock and memory); empty iff valid.
     (Here rather than in :mod:`schedules.validate`, which :func:`simulate` uses: no circle.)"""
+    require(schedule, Schedule, "schedule", "validate")
     return list(simulate(schedule).violations)
 
 

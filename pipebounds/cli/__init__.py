@@ -8,7 +8,9 @@ invalid document, 2 bad input or usage (one line on stderr, never a traceback).
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 
 from .common import CLIError
@@ -49,11 +51,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: str, limit: int = 500) -> str:
+    text = " ".join(str(text).split("\n")).replace("\r", " ")
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def _error(message: str) -> int:
+    """Print ``error: <message>`` as one line on stderr; the exit status of bad input (2)."""
+    try:
+        print(f"error: {_one_line(message)}", file=sys.stderr)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # no stderr to report to: the status still says it
+    return 2
+
+
+def _discard_stdout() -> None:
+    """Point a broken or full standard output at /dev/null, so that the interpreter's last
+    flush at exit neither fails again nor prints a traceback."""
+    try:
+        if sys.stdout is sys.__stdout__ and sys.stdout is not None:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, sys.stdout.fileno())
+            os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``pipebounds`` console script."""
-    from schedules.instance import InstanceError
+    """Entry point of the ``pipebounds`` console script.
+
+    Exit status (docs/reliability.md): 0 done; 1 ``simulate`` found an invalid document; 2 bad
+    input or usage, a limit, or an output that cannot be written: always one line on stderr,
+    never a traceback. An unexpected exception (a bug) is also one line, ``error: internal error
+    (please report): Type: message``, with status 2. A closed pipe on standard output (``| head``)
+    ends quietly with status 0.
+    """
     from schedules.io import INPUT_ERRORS
-    from schedules.ops import OpError
 
     try:
         parser = build_parser()
@@ -61,18 +95,31 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return code
     except CLIError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except INPUT_ERRORS + (OpError, InstanceError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
+    except INPUT_ERRORS as exc:
+        return _error(str(exc))
     except BrokenPipeError:
+        _discard_stdout()
         return 0
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 2
+        return _error("interrupted")
+    except MemoryError:
+        return _error("out of memory: the input is too large for this machine (the limits are in "
+                      "docs/reliability.md)")
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG, errno.EPIPE):
+            _discard_stdout()
+            return _error(f"cannot write the output: {exc.strerror or exc}")
+        return _error(f"internal error (please report): {type(exc).__name__}: {exc}")
+    except SystemExit as exc:  # argparse --help/--version
+        return exc.code if isinstance(exc.code, int) else 0
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, not a traceback
+        return _error(f"internal error (please report): {type(exc).__name__}: {exc}")
 
 
 if __name__ == "__main__":

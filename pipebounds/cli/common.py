@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Iterator
 
+from schedules import limits
 from schedules.instance import Instance, InstanceError, fraction_json
+from schedules.io import INPUT_ERRORS, DocumentError, decode_text, parse_json
 
 
 class CLIError(Exception):
@@ -30,62 +33,96 @@ def add_instance_flags(parser: argparse.ArgumentParser, required: bool = True) -
     g.add_argument("-c", type=str, default="0", help="communication delay between GPUs (default 0)")
 
 
-def _int_flag(text: str, flag: str) -> int:
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        raise CLIError(f"{flag} must be a whole number, got {text!r}") from None
-
-
 def instance_from_args(args: argparse.Namespace) -> Instance:
-    """Build the instance from parsed flags, or raise CLIError naming the problem."""
+    """Build the instance from parsed flags, or raise CLIError naming the problem.
+
+    The flags' text goes to :class:`Instance` as it is, so the rules (and limits) of every
+    number are the same as in documents and batch lines (schedules/instance.py).
+    """
     if args.P is None or args.m is None:
         raise CLIError("an instance needs -P and -m (or --batch FILE where supported)")
     if (args.b_input is None) != (args.b_weight is None):
         raise CLIError("split backward needs both --b-input and --b-weight")
-    kwargs: dict[str, Any] = dict(
-        P=_int_flag(args.P, "-P"), m=_int_flag(args.m, "-m"), K=args.K,
-        v=_int_flag(args.v, "-v"), placement=args.placement, f=args.f, c=args.c)
+    kwargs: dict[str, Any] = dict(P=args.P, m=args.m, K=args.K, v=args.v,
+                                  placement=args.placement, f=args.f, c=args.c)
     if args.b_input is not None:
         kwargs.update(b_I=args.b_input, b_W=args.b_weight)
         if args.b is not None:
             kwargs["b"] = args.b
-    else:
-        kwargs["b"] = args.b if args.b is not None else "2"
+    elif args.b is not None:
+        kwargs["b"] = args.b
     try:
         return Instance(**kwargs)
     except InstanceError as exc:
         raise CLIError(str(exc)) from None
 
 
-def read_text(path: str) -> str:
-    """Read a file, or standard input for ``-``."""
+def _read_capped(fh) -> bytes:
+    """Everything ``fh`` holds, in chunks (never one buffer of the limit's size), refusing more
+    than ``MAX_INPUT_BYTES``."""
+    chunks, total = [], 0
+    while True:
+        chunk = fh.read(1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limits.MAX_INPUT_BYTES:
+            raise CLIError(limits.limit_message("MAX_INPUT_BYTES", f"more than {total - 1}",
+                                                "input size in bytes"))
+        chunks.append(chunk)
+    if chunks and isinstance(chunks[0], str):
+        return "".join(chunks).encode("utf-8", "surrogatepass")
+    return b"".join(chunks)
+
+
+def read_bytes(path: str) -> bytes:
+    """The bytes of a file, or of standard input for ``-`` (at most ``MAX_INPUT_BYTES``)."""
     if path == "-":
-        return sys.stdin.read()
+        stdin = sys.stdin
+        if stdin is None or getattr(stdin, "closed", False):
+            raise CLIError("cannot read standard input: it is closed")
+        try:
+            return _read_capped(getattr(stdin, "buffer", None) or stdin)
+        except (OSError, ValueError) as exc:
+            raise CLIError(f"cannot read standard input: {getattr(exc, 'strerror', None) or exc}"
+                           ) from None
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        with open(path, "rb") as fh:
+            return _read_capped(fh)
     except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # embedded NUL in the path
+        raise CLIError(f"cannot read {path!r}: {exc}") from None
 
 
-def read_batch(path: str) -> Iterator[tuple[dict | None, Instance | None, str | None]]:
+def read_text(path: str) -> str:
+    """Read a file, or standard input for ``-``, as UTF-8 text (one-line error otherwise)."""
+    where = "standard input" if path == "-" else path
+    try:
+        return decode_text(read_bytes(path), where)
+    except DocumentError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def read_batch(path: str) -> Iterator[tuple[Any, Instance | None, str | None]]:
     """Lines of a ``--batch`` file: ``(raw object, instance or None, error or None)`` each.
 
-    Blank lines are skipped; a bad line yields its error and does not stop the others.
+    Lines are split on ``\\n`` only (a U+2028 or U+0085 inside a JSON string is part of its
+    line) and each is decoded, parsed and checked on its own: a bad line, whatever the fault,
+    yields its error and does not stop the others. Blank lines are skipped.
     """
-    for lineno, line in enumerate(read_text(path).splitlines(), 1):
+    for lineno, line in enumerate(read_bytes(path).split(b"\n"), 1):
         if not line.strip():
             continue
+        raw = None
         try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield None, None, f"line {lineno}: malformed JSON: {exc.msg}"
-            continue
-        try:
+            raw = parse_json(decode_text(line, "the line"))
             yield raw, Instance.from_dict(raw), None
-        except (InstanceError, TypeError) as exc:
+        except INPUT_ERRORS as exc:
             yield raw, None, f"line {lineno}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - one line must never lose the batch
+            yield raw, None, f"line {lineno}: internal error (please report): " \
+                             f"{type(exc).__name__}: {exc}"
 
 
 def batch_results(args: argparse.Namespace, report) -> list[dict]:
@@ -104,13 +141,14 @@ def batch_results(args: argparse.Namespace, report) -> list[dict]:
             continue
         try:
             results.append({"instance": inst.to_dict(), **report(inst)})
-        except CLIError:
-            raise
+        except CLIError as exc:
+            results.append({"instance": inst.to_dict(), "error": str(exc)})
         except (ValueError, ArithmeticError) as exc:
             results.append({"instance": inst.to_dict(), "error": str(exc)})
         except Exception as exc:  # noqa: BLE001 - one failing line must not stop the others
             results.append({"instance": inst.to_dict(),
-                            "error": f"internal error: {type(exc).__name__}: {exc}"})
+                            "error": f"internal error (please report): {type(exc).__name__}: "
+                                     f"{exc}"})
     return results
 
 
@@ -118,6 +156,8 @@ def jsonable(x: Any) -> Any:
     """Fractions become ints or ``"p/q"`` strings; containers are converted recursively."""
     if isinstance(x, Fraction):
         return fraction_json(x)
+    if isinstance(x, Decimal):  # a JSON number with a fraction or exponent, echoed back
+        return float(x) if x.is_finite() and -300 < x.adjusted() < 300 else str(x)
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

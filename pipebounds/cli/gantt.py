@@ -22,25 +22,25 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
+    from schedules.io import load_documents, schedule_from_document
     from .common import CLIError, read_text
+    from .output import atomic_output, check_output_path
 
     ext = os.path.splitext(args.output)[1].lower()
     if ext not in (".png", ".svg", ".pdf"):
         raise CLIError(f"output must end in .png, .svg or .pdf, got {args.output!r}")
+    check_output_path(args.output)
     docs, was_list = load_documents(read_text(args.file))
     if len(docs) != 1:
         raise CLIError(f"{args.file} holds {len(docs)} documents; gantt draws one")
-    try:
-        schedule = schedule_from_document(docs[0])
-    except INPUT_ERRORS as exc:
-        raise CLIError(str(exc)) from None
+    schedule = schedule_from_document(docs[0])
     from schedules.gantt import GanttError, save_gantt
 
     try:
-        save_gantt(schedule, args.output, memory=not args.no_memory, title=args.title)
+        with atomic_output(args.output) as tmp:
+            save_gantt(schedule, tmp, memory=not args.no_memory, title=args.title)
     except GanttError as exc:
         raise CLIError(str(exc)) from None
     except OSError as exc:
-        raise CLIError(f"cannot write {args.output}: {exc.strerror}") from None
+        raise CLIError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     return 0

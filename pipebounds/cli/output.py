@@ -34,6 +34,11 @@ def check_output_path(path: str, want_dir: bool = False) -> None:
             raise CLIError(f"cannot write {path!r}: directory {parent!r} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise CLIError(f"cannot write {path!r}: directory {parent!r} is not writable")
+    try:  # the permission bits do not tell for root, read-only mounts or /proc: try it
+        with tempfile.TemporaryFile(prefix=".pipebounds-probe-", dir=parent):
+            pass
+    except OSError as exc:
+        raise CLIError(f"cannot write {path!r}: {exc.strerror or exc}") from None
 
 
 @contextlib.contextmanager

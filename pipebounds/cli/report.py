@@ -23,16 +23,47 @@ def register(sub) -> None:
 def run(args) -> int:
     from schedules.instance import InstanceError
     from ..report import build_report, default_settings, format_text, to_json, write_report
+    from .output import check_output_path
 
+    check_output_path(args.out, want_dir=True)  # before the work, not after
     try:
         settings = default_settings(args.P, args.m)
     except InstanceError as exc:
         raise CLIError(str(exc)) from None
     reports = build_report(settings)
-    written = write_report(reports, args.out, figures=not args.no_figures)
+    written = _write_atomically(reports, args.out, figures=not args.no_figures,
+                                write_report=write_report)
     if args.json:
         print_json(to_json(reports))
     else:
         print(format_text(reports))
         print(f"\nwrote {', '.join(str(p) for p in written)}")
     return 0
+
+
+def _write_atomically(reports, out_dir: str, figures: bool, write_report) -> list:
+    """Write the report into a temporary folder beside ``out_dir``, then move each finished file
+    into place: a failed write leaves no partial file in ``out_dir``."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    target = Path(out_dir)
+    parent = target.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".pipebounds-report-", dir=parent))
+    try:
+        try:
+            files = write_report(reports, tmp, figures=figures)
+        except OSError as exc:
+            raise CLIError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
+        target.mkdir(parents=True, exist_ok=True)
+        written = []
+        for f in files:
+            dest = target / Path(f).name
+            os.replace(f, dest)
+            written.append(dest)
+        return written
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

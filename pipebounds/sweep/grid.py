@@ -115,10 +115,13 @@ def expand(grid: dict, task: str) -> list[Item]:
 
 def load_grid(path: str) -> dict:
     """Read a grid file (JSON object), or raise :class:`GridError` naming the problem."""
+    from schedules.io import DocumentError, decode_text, parse_json
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        with open(path, "rb") as fh:
+            return parse_json(decode_text(fh.read(), f"grid {path}"), f"grid {path}",
+                              decimals=False)
     except OSError as exc:
         raise GridError(f"cannot read grid {path}: {exc.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise GridError(f"grid {path} is not valid JSON: {exc}") from None
+    except DocumentError as exc:  # not UTF-8, not JSON, beyond a limit (docs/reliability.md)
+        raise GridError(str(exc)) from None

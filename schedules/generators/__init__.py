@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..instance import Instance
+from ..instance import Instance, require
 from ..schedule import Schedule
 from .common import GeneratorError, has_placement
 from .dualpipev import dualpipev
@@ -124,6 +124,8 @@ def generate(name: str, inst: Instance) -> Schedule:
 
     Raises :class:`GeneratorError` for an unknown name or an instance the family cannot handle.
     """
+    require(name, str, "name", "generate")
+    require(inst, Instance, "inst", "generate")
     gen = GENERATORS.get(name)
     if gen is None:
         raise GeneratorError(f"unknown schedule {name!r}; known: {', '.join(GENERATORS)}")
