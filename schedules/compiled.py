@@ -61,18 +61,24 @@ def compile_schedule(schedule: Schedule) -> Compiled:
     return Compiled(schedule, gpu, stage, kind, micro, ids, offsets)
 
 
-def durations_in_units(schedule: Schedule) -> list[int]:
-    """Integer duration of each op kind (index as KINDS), in units of ``1/instance.unit``.
+def durations_in_units(schedule: Schedule) -> np.ndarray:
+    """Integer duration of each op kind on each stage, shape ``(len(KINDS), S)``, in units of
+    ``1/instance.unit`` (per-stage costs, MODEL.md *Extensions*; uniform rows when uniform).
 
     Kinds the instance has no duration for (``I``, ``W`` of a fused instance) get 0; the
     validator rejects such ops before timing.
     """
     inst = schedule.instance
     u = inst.unit
-    out = []
-    for k in KINDS:
-        if k in ("I", "W") and not inst.split:
-            out.append(0)
-        else:
-            out.append(int(inst.duration(k) * u))
+    out = np.zeros((len(KINDS), inst.S), dtype=np.int64)
+    for k, kind in enumerate(KINDS):
+        if kind in ("I", "W") and not inst.split:
+            continue
+        out[k] = [int(d * u) for d in inst.durations_of(kind)]
     return out
+
+
+def op_durations(c: "Compiled", table: np.ndarray) -> np.ndarray:
+    """Duration (units) of every listed op of ``c`` from a :func:`durations_in_units` table."""
+    S = c.schedule.instance.S
+    return table[c.kind, np.minimum(c.stage, S - 1)]

@@ -33,7 +33,7 @@ from typing import Optional
 
 import numpy as np
 
-from .compiled import B, F, I, R, W, Compiled, compile_schedule, durations_in_units
+from .compiled import B, F, I, R, W, Compiled, compile_schedule, durations_in_units, op_durations
 from .ops import KINDS, Op
 from .schedule import Schedule
 from .validate import Violation, check_structure
@@ -48,7 +48,10 @@ class SimulationResult:
     of ``1/unit`` over the ops in GPU order then position (GPU ``p``'s slice is
     ``offsets[p]:offsets[p+1]``); :attr:`start`/:attr:`end` give them per GPU and
     :meth:`op_times` as exact Fractions.
-    ``peak_memory`` is computed from the orders whenever the structure is valid.
+    ``peak_memory`` is computed from the orders whenever the structure is valid; so is
+    ``peak_bytes`` (exact, one per GPU) when the instance has a memory model in bytes
+    (:class:`schedules.memory.MemoryModel`; None otherwise), and a GPU above its ``budget`` is a
+    ``memory`` violation.
     """
 
     schedule: Schedule
@@ -61,6 +64,7 @@ class SimulationResult:
     busy: Optional[list[Fraction]] = None
     peak_memory: Optional[list[int]] = None
     _live: Optional[list[np.ndarray]] = field(default=None, repr=False)
+    peak_bytes: Optional[list[Fraction]] = None
 
     @property
     def start(self) -> Optional[list[list[int]]]:
@@ -132,6 +136,37 @@ class SimulationResult:
         return out
 
 
+    def memory_profile_bytes(self, p: int) -> list[tuple[Fraction, Fraction]]:
+        """Step function of GPU ``p``'s memory in bytes (needs ``instance.memory``):
+        ``[(time, bytes from then on), ...]`` starting at ``(0, M_p)``. Stored bytes rise at
+        the start of a storing op, freed bytes fall at the end of ``B``/``I``/``W``, and the
+        op kind's transient is held from the start to the end of each op."""
+        if self.start is None:
+            raise ValueError("the schedule has no timing (it is invalid)")
+        mm = self.schedule.instance.memory
+        if mm is None:
+            raise ValueError("the instance has no memory model in bytes")
+        c = compile_schedule(self.schedule)
+        stored, freed, trans, u = byte_events(c)
+        lo, hi = int(self.offsets[p]), int(self.offsets[p + 1])
+        events: dict[int, Fraction] = {}
+        for k in range(lo, hi):
+            t0, t1 = int(self.start_units[k]), int(self.end_units[k])
+            events[t0] = events.get(t0, 0) + Fraction(int(stored[k]) + int(trans[k]), u)
+            events[t1] = events.get(t1, 0) - Fraction(int(freed[k]) + int(trans[k]), u)
+        level = mm.static_of(p)
+        out = [(Fraction(0), level)]
+        for t in sorted(events):
+            if not events[t]:
+                continue
+            level += events[t]
+            if t == 0:
+                out[0] = (Fraction(0), level)
+            else:
+                out.append((Fraction(t, self.unit), level))
+        return out
+
+
 def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
     """``pred1, pred2, lag1`` over op ids: the (at most two) predecessors of each op id.
 
@@ -167,7 +202,7 @@ def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
     return pred1.tolist(), pred2.ravel().tolist(), lag.tolist()
 
 
-def _timing(c: Compiled, dur_kind: list[int]):
+def _timing(c: Compiled, table: np.ndarray):
     """Kahn's pass over the per-GPU sequences.
 
     Returns ``(end, blocked)``: ``end`` the end time (units) of every op id, -1 if never run;
@@ -178,9 +213,8 @@ def _timing(c: Compiled, dur_kind: list[int]):
     P = inst.P
     pred1, pred2, lag1 = _predecessors(c)
     size = inst.S * inst.m
-    dur: list[int] = []
-    for d in dur_kind:
-        dur += [d] * size
+    # op id (kind*S + s)*m + j lasts table[kind, s] (per-stage costs)
+    dur: list[int] = np.repeat(table.ravel(), inst.m).tolist()
     end = [-1] * len(dur)
     waiters: dict[int, list[int]] = {}
     ids_all = c.ids.tolist()
@@ -260,6 +294,45 @@ def _memory(c: Compiled) -> tuple[list[int], list[np.ndarray]]:
     return peaks, lives
 
 
+def byte_events(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Per op (in ``c``'s order), in units of ``1/unit`` bytes (MODEL.md, *memory in bytes*):
+    ``(stored, freed, transient, unit)``. ``stored``: ``a_s`` for the storing op of a pair;
+    ``freed`` (at the op's end): ``a_s`` for a fused ``B``, ``a_s - g_s`` for ``I``, ``g_s`` for
+    ``W``; ``transient``: the op kind's transient bytes. Needs ``instance.memory``.
+    """
+    inst = c.schedule.instance
+    mm = inst.memory
+    u = mm.unit
+    S = inst.S
+    stage = np.minimum(c.stage, S - 1)
+    a = np.asarray([int(x * u) for x in mm.activation], dtype=object)[stage]
+    g = np.asarray([int(mm.kept(s) * u) for s in range(S)], dtype=object)[stage]
+    store, release = store_release(c)
+    stored = np.where(store, a, 0)
+    freed = np.where(c.kind == B, np.where(release, a, 0),
+                     np.where(c.kind == I, a - g, np.where(c.kind == W, g, 0)))
+    trans_kind = np.asarray([int(mm.transient_of(k) * u) for k in KINDS], dtype=object)
+    return stored, freed, trans_kind[c.kind], u
+
+
+def _memory_bytes(c: Compiled) -> tuple[list[Fraction], list[np.ndarray], int]:
+    """Peak bytes per GPU and the level (units of ``1/unit`` bytes) during each op, by position:
+    ``M_p + stored(ops <= i) - freed(ops < i) + transient(i)``; an empty GPU holds ``M_p``."""
+    inst = c.schedule.instance
+    mm = inst.memory
+    stored, freed, trans, u = byte_events(c)
+    peaks, levels = [], []
+    for p in range(inst.P):
+        lo, hi = c.offsets[p], c.offsets[p + 1]
+        static = int(mm.static_of(p) * u)
+        st = np.cumsum(stored[lo:hi]) if hi > lo else np.zeros(0, dtype=object)
+        fr = (np.cumsum(freed[lo:hi]) - freed[lo:hi]) if hi > lo else np.zeros(0, dtype=object)
+        level = static + st - fr + trans[lo:hi]
+        levels.append(level)
+        peaks.append(Fraction(max(level.tolist(), default=static), u))
+    return peaks, levels, u
+
+
 def simulate(schedule: Schedule) -> SimulationResult:
     """Validate ``schedule`` and time it ASAP; see :class:`SimulationResult`.
 
@@ -281,8 +354,26 @@ def simulate(schedule: Schedule) -> SimulationResult:
                 violations.append(Violation(
                     "memory", f"GPU {p} holds {int(live[k])} live activations during {op}, "
                               f"above K={inst.K} (peak {peaks[p]})"))
-    dur_kind = durations_in_units(schedule)
-    end, blocked = _timing(c, dur_kind)
+    peak_bytes = None
+    if inst.memory is not None:
+        peak_bytes, levels, u = _memory_bytes(c)
+        budget = inst.memory.budget
+        if budget is not None:
+            for p, level in enumerate(levels):
+                over = [k for k, x in enumerate(level.tolist()) if Fraction(x, u) > budget]
+                if over:
+                    k = over[0]
+                    violations.append(Violation(
+                        "memory", f"GPU {p} holds {_exact(Fraction(level[k], u))} bytes during "
+                                  f"{schedule.orders[p][k]}, above the budget {_exact(budget)} "
+                                  f"(peak {_exact(peak_bytes[p])})"))
+            for p, peak in enumerate(peak_bytes):
+                if not len(levels[p]) and peak > budget:
+                    violations.append(Violation(
+                        "memory", f"GPU {p}'s static bytes {_exact(peak)} exceed the budget "
+                                  f"{_exact(budget)}"))
+    table = durations_in_units(schedule)
+    end, blocked = _timing(c, table)
     if blocked:
         parts = []
         for p, o, waits in blocked:
@@ -292,13 +383,17 @@ def simulate(schedule: Schedule) -> SimulationResult:
         violations.append(Violation(
             "deadlock", "the orders contradict the precedences: " + "; ".join(parts)))
         return SimulationResult(schedule, tuple(violations), unit=inst.unit, peak_memory=peaks,
-                                _live=lives)
+                                _live=lives, peak_bytes=peak_bytes)
     end_units = np.asarray(end, dtype=np.int64)[c.ids]
-    dur_units = np.asarray(dur_kind, dtype=np.int64)[c.kind]
+    dur_units = op_durations(c, table)
     start_units = end_units - dur_units
     offs = c.offsets
     busy = [Fraction(int(dur_units[offs[p]:offs[p + 1]].sum()), inst.unit) for p in range(inst.P)]
     last = [int(end_units[offs[p + 1] - 1]) for p in range(inst.P) if offs[p + 1] > offs[p]]
     makespan = Fraction(max(last, default=0), inst.unit)
     return SimulationResult(schedule, tuple(violations), makespan, start_units, end_units, offs,
-                            inst.unit, busy, peaks, lives)
+                            inst.unit, busy, peaks, lives, peak_bytes)
+
+
+def _exact(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"

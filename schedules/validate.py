@@ -11,7 +11,8 @@ A schedule is valid iff it breaks none of these rules (``Violation.rule``):
 ``backward``   ``(j, s)`` has its backward in both forms, or ``I`` without ``W`` (or back)
 ``recompute``  ``R(j, s)`` listed after the backward of ``(j, s)`` or before ``F(j, s)``
 ``deadlock``   the orders contradict the precedences (no ASAP timing exists)
-``memory``     a GPU holds more than ``K`` live activations
+``memory``     a GPU holds more than ``K`` live activations, or (memory in bytes,
+               ``instance.memory``) more bytes than its ``budget`` at some instant
 ============== =====================================================================
 
 The structural rules are checked here with array operations; ``deadlock`` and ``memory`` come
