@@ -66,7 +66,7 @@ model's); with backward recomputes (which the simulator does not read yet) by
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from math import lcm
 from typing import Optional, Sequence
@@ -107,36 +107,26 @@ class MemorySpec:
 
 
 def _bytes_spec(inst, budget_bytes) -> MemorySpec:
-    """The bytes model of ``inst.memory`` (MODEL.md, *Memory in bytes*) with ``budget_bytes``
-    (or the model's own budget) as integers."""
+    """The bytes model of ``inst.memory`` (:class:`schedules.memory.MemoryModel`; MODEL.md,
+    *Memory in bytes*) with ``budget_bytes`` (or the model's own budget), scaled to integers."""
     from .instance import to_fraction
 
     mem = getattr(inst, "memory", None)
     if mem is None:
-        raise RematError("--budget-bytes needs a memory model in the instance (the orders "
+        raise RematError("a byte budget needs a memory model in the instance (the orders "
                          "document's 'memory' object with per-stage 'activation' bytes)")
     S, P = inst.S, inst.P
-
-    def seq(name, n, default):
-        x = getattr(mem, name, None)
-        if x is None:
-            return (Fraction(default),) * n
-        if not isinstance(x, (list, tuple)):
-            return (to_fraction(x, name),) * n
-        return tuple(to_fraction(y, name) for y in x)
-
-    act = seq("activation", S, 0)
-    kept = getattr(mem, "kept_after_input", None)
-    kept = act if kept is None else seq("kept_after_input", S, 0)
-    static = seq("static", P, 0)
-    trans_raw = getattr(mem, "transient", None) or {}
-    trans = {k: to_fraction(trans_raw.get(k, 0) if k != "R" else trans_raw.get("R", trans_raw.get(
-        "F", 0)), f"transient.{k}") for k in "FBIWR"}
-    budget = budget_bytes if budget_bytes is not None else getattr(mem, "budget", None)
+    act = [mem.stored(s) for s in range(S)]
+    kept = [mem.kept(s) for s in range(S)]
+    static = [mem.static_of(p) for p in range(P)]
+    trans = {k: mem.transient_of(k) for k in "FBIWR"}
+    budget = budget_bytes if budget_bytes is not None else mem.budget
     if budget is None:
         raise RematError("no memory budget: give --budget-bytes or memory.budget")
     budget = to_fraction(budget, "budget")
-    nums = list(act) + list(kept) + list(static) + list(trans.values()) + [budget]
+    if budget < 0:
+        raise RematError(f"the byte budget must be >= 0, got {budget}")
+    nums = act + kept + static + list(trans.values()) + [budget]
     scale = lcm(*(x.denominator for x in nums))
 
     def i(x):
@@ -209,7 +199,10 @@ def _base(schedule: Schedule):
 
     orders = tuple(tuple(op for op in seq if op.kind != "R") for seq in schedule.orders)
     dropped = sum(1 for _, op in schedule.ops() if op.kind == "R")
-    base = Schedule(schedule.instance.with_(K=None), orders, schedule.source)
+    inst = schedule.instance
+    model = getattr(inst, "memory", None)
+    free = inst.with_(K=None, memory=None if model is None else replace(model, budget=None))
+    base = Schedule(free, orders, schedule.source)
     res = simulate(base)
     if not res.valid:
         raise RematError("the base order (R ops removed) is not a valid schedule: "
@@ -473,10 +466,12 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
         if isinstance(K, bool) or not isinstance(K, int) or K < 1:
             raise RematError(f"K must be a whole number >= 1, got {K!r}")
         mem = MemorySpec.count(inst0.S, inst0.P, K)
-        inst = inst0.with_(K=K)
+        # a bytes model, if any, is kept for measurement only (its budget is not the limit)
+        model = getattr(inst0, "memory", None)
+        inst = inst0.with_(K=K, memory=None if model is None else replace(model, budget=None))
     else:
         mem = _bytes_spec(inst0, budget_bytes)
-        inst = inst0
+        inst = inst0.with_(K=None, memory=replace(inst0.memory, budget=mem.value(mem.budget)))
     if backward and not inst.split:
         raise RematError("backward rematerialization needs the split form (I and W ops)")
     cp_model = _ortools()
@@ -604,7 +599,7 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
         from .remat import fit_memory
 
         try:
-            hint = fit_memory(schedule.with_instance(inst0), mem.budget)
+            hint = fit_memory(schedule.with_instance(inst), mem.budget)
         except RematError:
             hint = None
     if hint is not None:
@@ -659,13 +654,16 @@ def _check(out: Schedule, mem: MemorySpec, chosen, pairs, span_obj: bool):
     """Makespan, peak and span of the result, checked independently of the model."""
     makespan, peak, span = evaluate(out, mem, span=span_obj)
     assert all(x <= mem.budget for x in peak), f"peak {peak} above the budget {mem.budget}"
-    if not mem.in_bytes and not any(kind == "b" for _, kind, _ in chosen):
+    if not any(kind == "b" for _, kind, _ in chosen):
         from .simulate import simulate
 
         res = simulate(out)
         assert res.valid, f"optimal_remat produced an invalid schedule: {res.errors[:3]}"
-        assert res.makespan == makespan and res.peak_memory == peak, \
-            (res.makespan, makespan, res.peak_memory, peak)
+        assert res.makespan == makespan, (res.makespan, makespan)
+        if mem.in_bytes:
+            assert res.peak_bytes == [mem.value(x) for x in peak], (res.peak_bytes, peak)
+        else:
+            assert res.peak_memory == peak, (res.peak_memory, peak)
     return makespan, peak, span
 
 
