@@ -31,10 +31,19 @@ FAIL_LAST = {"optimal": 0, "feasible": 0, "unknown": 1, "infeasible": 2}
 
 @dataclass(frozen=True)
 class Entry:
-    """One family: its optimally rematerialized schedule (``result``) and makespan."""
+    """One family: its optimally rematerialized schedule (``result``) and makespan. ``order``
+    is ``natural`` (the family's own order) or ``fit_memory`` (the order after
+    :func:`schedules.remat.fit_memory` moved some ``W`` ops earlier to make room, which can fit
+    where the natural order cannot)."""
 
     family: str
     result: RematResult
+    order: str = "natural"
+    natural: Optional[RematResult] = None  # the natural order's result (None: it is ``result``)
+
+    @property
+    def natural_result(self) -> RematResult:
+        return self.result if self.natural is None else self.natural
 
     @property
     def makespan(self) -> Optional[Fraction]:
@@ -88,6 +97,26 @@ def family_schedules(inst: Instance) -> tuple[dict[str, Schedule], dict[str, str
     return out, skipped
 
 
+def _rank(e: Entry):
+    return (FAIL_LAST[e.status], e.makespan if e.makespan is not None else Fraction(0),
+            e.family, e.order != "natural")
+
+
+def _fit_memory_order(sched: Schedule, K: int) -> Optional[Schedule]:
+    """The non-``R`` order of ``fit_memory(sched, K)`` when it differs from ``sched``'s (some
+    ``W`` moved earlier), else None. Its optimal remat is never worse than fit_memory's."""
+    from schedules.remat import fit_memory
+
+    try:
+        fitted = fit_memory(sched, K)
+    except RematError:
+        return None
+    plain = tuple(tuple(op for op in seq if op.kind != "R") for seq in fitted.orders)
+    if plain == sched.orders:
+        return None
+    return Schedule(sched.instance, plain, sched.source + "+fit_memory order")
+
+
 def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: bool = False,
          time_limit: float = 20.0, solve_time_limit: Optional[float] = 5.0,
          families: Optional[dict[str, Schedule]] = None) -> BestResult:
@@ -106,15 +135,21 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
         skipped = {}
     entries = []
     for name, sched in families.items():
+        cands = []
         try:
-            res = optimal_remat(sched, K=K, budget_bytes=budget_bytes,
-                                backward=backward and inst.split, time_limit=time_limit)
+            cands.append(Entry(name, optimal_remat(
+                sched, K=K, budget_bytes=budget_bytes, backward=backward and inst.split,
+                time_limit=time_limit)))
         except RematError as exc:
             skipped[name] = str(exc)
             continue
-        entries.append(Entry(name, res))
-    entries.sort(key=lambda e: (FAIL_LAST[e.status], e.makespan if e.makespan is not None
-                                else Fraction(0), e.family))
+        moved = _fit_memory_order(sched, K) if K is not None else None
+        if moved is not None:
+            cands.append(Entry(name, optimal_remat(
+                moved, K=K, backward=backward and inst.split, time_limit=time_limit),
+                "fit_memory", cands[0].result))
+        entries.append(min(cands, key=_rank))
+    entries.sort(key=_rank)
     limited = inst.with_(K=K, memory=None) if K is not None else inst.with_(K=None, memory=None)
     try:
         from bounds import lower_bound

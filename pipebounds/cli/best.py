@@ -3,7 +3,8 @@
 
 Every applicable family, optimally rematerialized to the budget (:func:`pipebounds.best.best`),
 ranked by makespan. JSON: ``ranking`` (list of ``{family, makespan, makespan_exact, peak,
-status, recomputed}``, best first), ``lower_bound`` (+ ``_exact``), ``optimum`` (+ ``_exact``;
+status, order, recomputed}``, best first; ``order``: ``natural`` or ``fit_memory``, the
+family's order after fit_memory moved W ops earlier), ``lower_bound`` (+ ``_exact``), ``optimum`` (+ ``_exact``;
 null unless proven), ``optimum_status``, ``gap`` (+ ``gap_exact``: best makespan / reference - 1)
 and ``gap_to`` (``optimum`` or ``lower_bound``), ``skipped`` (family -> reason), ``seconds``.
 """
@@ -55,7 +56,7 @@ def best_report(res) -> dict:
         "ranking": [{"family": e.family, "makespan": _num(e.makespan),
                      "makespan_exact": _exact(e.makespan),
                      "peak": None if e.peak is None else [_exact(Fraction(x)) for x in e.peak],
-                     "status": e.status,
+                     "status": e.status, "order": e.order,
                      "recomputed": len(e.result.recomputed) + len(e.result.backward_recomputed)}
                     for e in res.ranking],
         "lower_bound": _num(res.lower_bound), "lower_bound_exact": _exact(res.lower_bound),
@@ -122,7 +123,7 @@ def run(args) -> int:
           f"({r['optimum_status']}), gap {r['gap_exact']} (to {r['gap_to']})")
     for k, e in enumerate(r["ranking"], 1):
         print(f"  {k:2d}. {e['family']:<15} {e['status']:<10} makespan {e['makespan_exact']}  "
-              f"peak {e['peak']}  recomputes {e['recomputed']}")
+              f"peak {e['peak']}  recomputes {e['recomputed']}  ({e['order']} order)")
     for name, why in r["skipped"].items():
         print(f"      {name:<15} skipped: {why}")
     return 0
