@@ -69,7 +69,7 @@ import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from math import lcm
-from typing import Optional, Sequence
+from typing import Optional
 
 from .ops import Op
 from .schedule import Schedule
@@ -622,8 +622,11 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
         return RematResult("infeasible", objective, None, None, Fraction(0), seconds=seconds,
                            dropped=dropped, positions=positions, backward=backward, stats=stats)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return RematResult("unknown", objective, None, None,
-                           Fraction(int(solver.best_objective_bound), tscale), seconds=seconds,
+        raw = solver.best_objective_bound
+        lower = Fraction(int(raw), tscale) if raw == raw and abs(raw) != float("inf") \
+            else Fraction(0)
+        return RematResult("unknown", objective, None, None, max(lower, Fraction(0)),
+                           seconds=seconds,
                            dropped=dropped, positions=positions, backward=backward, stats=stats)
     chosen = [choices[c] for c in range(len(choices)) if solver.boolean_value(y[c])]
     orders = build_orders(base, pairs, chosen)

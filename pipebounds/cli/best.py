@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import os
 
-from .common import (CLIError, add_instance_flags, exact_string, instance_from_args, number,
-                     print_json)
+from .common import (CLIError, add_instance_flags, exact_or_none, exact_string,
+                     instance_from_args, number_or_none, print_json)
 
 
 def register(sub) -> None:
@@ -40,29 +40,20 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _num(x):
-    return None if x is None else number(x)
-
-
-def _exact(x):
-    return None if x is None else exact_string(x)
-
-
 def best_report(res) -> dict:
-    from fractions import Fraction
-
     return {
         "instance": res.instance.to_dict(),
-        "ranking": [{"family": e.family, "makespan": _num(e.makespan),
-                     "makespan_exact": _exact(e.makespan),
-                     "peak": None if e.peak is None else [_exact(Fraction(x)) for x in e.peak],
+        "ranking": [{"family": e.family, "makespan": number_or_none(e.makespan),
+                     "makespan_exact": exact_or_none(e.makespan),
+                     "peak": None if e.peak is None else [exact_or_none(x) for x in e.peak],
                      "status": e.status, "order": e.order,
                      "recomputed": len(e.result.recomputed) + len(e.result.backward_recomputed)}
                     for e in res.ranking],
-        "lower_bound": _num(res.lower_bound), "lower_bound_exact": _exact(res.lower_bound),
-        "optimum": _num(res.optimum), "optimum_exact": _exact(res.optimum),
+        "lower_bound": number_or_none(res.lower_bound),
+        "lower_bound_exact": exact_or_none(res.lower_bound),
+        "optimum": number_or_none(res.optimum), "optimum_exact": exact_or_none(res.optimum),
         "optimum_status": res.optimum_status,
-        "gap": None if res.gap is None else float(res.gap), "gap_exact": _exact(res.gap),
+        "gap": None if res.gap is None else float(res.gap), "gap_exact": exact_or_none(res.gap),
         "gap_to": res.gap_to, "skipped": res.skipped, "seconds": round(res.seconds, 3),
     }
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.instance import to_fraction, InstanceError
 from schedules.remat import RematError
-from .common import CLIError, exact_string, number, print_json, read_text
+from .common import CLIError, exact_or_none, number_or_none, print_json, read_text
 
 
 def register(sub) -> None:
@@ -44,14 +44,6 @@ def register(sub) -> None:
                    help=f"CP-SAT seconds (default {DEFAULT_TIME_LIMIT:g})")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
-
-
-def _num(x):
-    return None if x is None else number(x)
-
-
-def _exact(x):
-    return None if x is None else exact_string(x)
 
 
 def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective="makespan",
@@ -83,15 +75,14 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
             theory = None
     return {
         "status": res.status, "objective": res.objective,
-        "makespan": _num(res.makespan), "makespan_exact": _exact(res.makespan),
-        "span": _num(res.span), "span_exact": _exact(res.span),
-        "lower_bound": _num(res.lower_bound), "lower_bound_exact": _exact(res.lower_bound),
-        "theory_lower_bound": _num(theory), "theory_lower_bound_exact": _exact(theory),
-        "fit_memory_makespan": _num(fit_ms), "fit_memory_makespan_exact": _exact(fit_ms),
+        "makespan": number_or_none(res.makespan), "makespan_exact": exact_or_none(res.makespan),
+        "span": number_or_none(res.span), "span_exact": exact_or_none(res.span),
+        "lower_bound": number_or_none(res.lower_bound), "lower_bound_exact": exact_or_none(res.lower_bound),
+        "theory_lower_bound": number_or_none(theory), "theory_lower_bound_exact": exact_or_none(theory),
+        "fit_memory_makespan": number_or_none(fit_ms), "fit_memory_makespan_exact": exact_or_none(fit_ms),
         "recomputed": [str(op) for op in res.recomputed + res.backward_recomputed],
         "backward_recomputed": [str(op) for op in res.backward_recomputed],
-        "peak": None if res.peak is None else [_exact(__import__("fractions").Fraction(x))
-                                               for x in res.peak],
+        "peak": None if res.peak is None else [exact_or_none(x) for x in res.peak],
         "positions": res.positions, "backward": res.backward, "dropped": res.dropped,
         "seconds": round(res.seconds, 3),
         "schedule": None if res.schedule is None else document_from_schedule(
