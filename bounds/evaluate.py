@@ -36,7 +36,11 @@ def basic_terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
     """
     work = inst.v * inst.m * (inst.f + inst.b)
     chain = inst.S * inst.f + (inst.S * inst.b_I + inst.b_W if inst.split else inst.S * inst.b)
-    chain_exact = inst.m == 1 and inst.v == 1 and not inst.c
+    if inst.c:  # c at each GPU crossing of the chain (docs/theory.md, H2)
+        from .heterogeneous import crossings
+
+        chain += inst.c * crossings(inst)
+    chain_exact = inst.m == 1 and inst.v == 1
     return [("work", Fraction(work), False), ("critical_path", Fraction(chain), chain_exact)]
 
 
@@ -58,9 +62,27 @@ def lower_bound(inst: Instance) -> LowerBound:
     >>> lb.value, lb.exact, dict(lb.terms)["single_slot"]
     (Fraction(34, 1), True, Fraction(34, 1))
     """
+    if not inst.uniform:
+        return _extension_bound(inst, [])
     terms = basic_terms(inst) + _module_terms(inst)
+    if inst.c or inst.memory is not None:
+        return _extension_bound(inst, terms)
     value = max(t[1] for t in terms)
-    # every exactness proof assumes no communication delay (MODEL.md: c = 0 unless given); with
-    # c > 0 the bounds stay valid (delays only lengthen schedules) but OPT may exceed them
-    exact = not inst.c and any(ex and val == value for _, val, ex in terms)
+    exact = any(ex and val == value for _, val, ex in terms)
+    return LowerBound(value, tuple((n, v) for n, v, _ in terms), exact)
+
+
+def _extension_bound(inst: Instance, uniform_terms: list) -> LowerBound:
+    """Per-stage costs, ``c > 0`` or memory in bytes (MODEL.md, Extensions): the terms H1-H3 of
+    :mod:`bounds.heterogeneous` (valid for every instance), with the uniform theorems'
+    ``uniform_terms`` when the durations are uniform (they stay valid: delays and a byte budget
+    only lengthen or remove schedules). Exactness: only H2's own proof (m = 1, v = 1, no byte
+    budget) and, for ``c = 0`` without a byte budget, the uniform theorems'."""
+    from .heterogeneous import terms as hetero_terms
+
+    budget = inst.memory is not None and inst.memory.budget is not None
+    kept = [(n, v, ex and not inst.c and not budget) for n, v, ex in uniform_terms]
+    terms = kept + hetero_terms(inst)
+    value = max(t[1] for t in terms)
+    exact = any(ex and val == value for _, val, ex in terms)
     return LowerBound(value, tuple((n, v) for n, v, _ in terms), exact)

@@ -9,7 +9,13 @@ deliberately naive computation:
   paths, computed with :class:`fractions.Fraction`) or leaves some nodes unordered: a cycle,
   i.e. a deadlock;
 * peak memory is an event sweep over the timed live intervals ``[start(store), end(release))``
-  of MODEL.md (*Resources*), releases before stores at equal times (half-open intervals).
+  of MODEL.md (*Resources*), releases before stores at equal times (half-open intervals);
+* per-stage durations (MODEL.md, *Extensions*): each op lasts its stage's duration, read with
+  ``Instance.duration_of``; the delay ``c`` sits on every precedence arc between two GPUs;
+* memory in bytes (MODEL.md, *Extensions*), when the instance has a ``memory`` model: a second
+  timed event sweep, ``+a_s`` at the start of the storing op, ``-a_s`` at the end of ``B``,
+  ``-(a_s - g_s)`` at the end of ``I``, ``-g_s`` at the end of ``W``, each op's transient from
+  its start to its end, on top of ``M_p``.
 
 It assumes the orders are structurally valid (every op once, right GPU, ...); the structural
 rules are the validator's business and are tested separately.
@@ -39,6 +45,7 @@ class ReferenceResult:
     busy: list
     peak: Optional[list]          # from the timed event sweep (None when deadlocked)
     order_peak: list              # live count by walking each GPU's order (timing-free)
+    peak_bytes: Optional[list] = None   # bytes sweep (memory model, not deadlocked)
 
 
 def _key(op):
@@ -80,9 +87,7 @@ def reference_simulate(schedule) -> ReferenceResult:
     for p, seq in enumerate(schedule.orders):
         for i, op in enumerate(seq):
             where[_key(op)] = (p, i)
-            d = inst.f if op.kind in "FR" else inst.b if op.kind == "B" else \
-                inst.b_I if op.kind == "I" else inst.b_W
-            dur[(p, i)] = Fraction(d)
+            dur[(p, i)] = Fraction(inst.duration_of(op.kind, op.stage))
     succ = {node: [] for node in dur}
     indeg = {node: 0 for node in dur}
     lag = {}
@@ -120,7 +125,42 @@ def reference_simulate(schedule) -> ReferenceResult:
         return ReferenceResult(True, None, None, busy, None, order_peak)
     times = {n: (start[n], end[n]) for n in dur}
     makespan = max((e for _, e in times.values()), default=Fraction(0))
-    return ReferenceResult(False, makespan, times, busy, _sweep_peak(schedule, times), order_peak)
+    peak_bytes = _sweep_bytes(schedule, times) if inst.memory is not None else None
+    return ReferenceResult(False, makespan, times, busy, _sweep_peak(schedule, times), order_peak,
+                           peak_bytes)
+
+
+def _sweep_bytes(schedule, times):
+    """Peak bytes per GPU from the timed events (see the module docstring)."""
+    mm = schedule.instance.memory
+    peaks = []
+    for p, seq in enumerate(schedule.orders):
+        pairs = {}
+        for i, op in enumerate(seq):
+            pairs.setdefault((op.stage, op.microbatch), {})[op.kind] = i
+        events = []
+        for (s, _), ks in pairs.items():
+            a, g = mm.stored(s), mm.kept(s)
+            store = ks.get("R", ks.get("F"))
+            if store is not None:
+                events.append((times[(p, store)][0], a))
+            if "B" in ks:
+                events.append((times[(p, ks["B"])][1], -a))
+            if "I" in ks:
+                events.append((times[(p, ks["I"])][1], -(a - g)))
+            if "W" in ks:
+                events.append((times[(p, ks["W"])][1], -g))
+        for i, op in enumerate(seq):
+            t = mm.transient_of(op.kind)
+            events.append((times[(p, i)][0], t))
+            events.append((times[(p, i)][1], -t))
+        events.sort()  # at equal times frees (negative) come first: half-open intervals
+        level = peak = mm.static_of(p)
+        for _, d in events:
+            level += d
+            peak = max(peak, level)
+        peaks.append(peak)
+    return peaks
 
 
 def _store_release(schedule):

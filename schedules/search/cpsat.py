@@ -76,8 +76,18 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
 
     model = cp_model.CpModel()
     S, m, gpu = mdl.S, mdl.m, mdl.gpu
-    dF, dIG, dW = mdl.dF, mdl.dIG, mdl.dW
+    dFs, dIGs, dWs = mdl.dFs, mdl.dIGs, mdl.dWs
     ig = mdl.ig_kind
+    mem = inst.memory if inst.memory is not None and inst.memory.budget is not None else None
+    bounded = mdl.bounded or mem is not None
+    if mem is not None:
+        # memory in bytes (MODEL.md, Extensions): cumulative over bytes in units of 1/bunit
+        bunit = mem.unit
+        a_b = [int(mem.stored(s) * bunit) for s in range(S)]
+        g_b = [int(mem.kept(s) * bunit) for s in range(S)]
+        t_b = {k: int(mem.transient_of(k) * bunit) for k in ("F", "B", "I", "W", "R")}
+        cap = [int((mem.budget - mem.static_of(p)) * bunit) for p in range(mdl.P)]
+        byte_items = [[] for _ in range(mdl.P)]   # (interval, demand)
     starts: dict[Op, object] = {}
     ends: dict[Op, object] = {}
     present: dict[Op, object] = {}
@@ -94,18 +104,20 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
             present[op] = optional
         starts[op], ends[op] = s, e
         per_gpu[p].append(itv)
+        if mem is not None and t_b[op.kind]:
+            byte_items[p].append((itv, t_b[op.kind]))
         return s, e
 
     T = model.NewIntVar(lb, horizon, "T")
     for j in range(m):
         for s in range(S):
             p = gpu[s]
-            interval(Op(s, "F", j), dF, p)
-            interval(Op(s, ig, j), dIG, p)
+            interval(Op(s, "F", j), dFs[s], p)
+            interval(Op(s, ig, j), dIGs[s], p)
             if mdl.split:
-                interval(Op(s, "W", j), dW, p)
-            if mdl.bounded:
-                interval(Op(s, "R", j), dF, p, model.NewBoolVar(f"r{s}_{j}"))
+                interval(Op(s, "W", j), dWs[s], p)
+            if bounded:
+                interval(Op(s, "R", j), dFs[s], p, model.NewBoolVar(f"r{s}_{j}"))
         for s in range(S):
             F, G = Op(s, "F", j), Op(s, ig, j)
             if s > 0:
@@ -122,7 +134,7 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
                 model.Add(T >= ends[Wop])
             else:
                 model.Add(T >= ends[G])
-            if mdl.bounded:
+            if bounded:
                 R = Op(s, "R", j)
                 r = present[R]
                 model.Add(starts[R] >= ends[F]).OnlyEnforceIf(r)
@@ -131,11 +143,28 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
                 model.Add(ls == starts[F]).OnlyEnforceIf(r.Not())
                 model.Add(ls == starts[R]).OnlyEnforceIf(r)
                 size = model.NewIntVar(0, horizon, f"lz{s}_{j}")
-                live[gpu[s]].append(model.NewIntervalVar(ls, size, release, f"live{s}_{j}"))
+                itv = model.NewIntervalVar(ls, size, release, f"live{s}_{j}")
+                live[gpu[s]].append(itv)
+                if mem is not None:
+                    if mdl.split and a_b[s] > g_b[s]:
+                        # a_s - g_s bytes are freed at the end of I, g_s stay until W ends
+                        size2 = model.NewIntVar(0, horizon, f"lzi{s}_{j}")
+                        part = model.NewIntervalVar(ls, size2, ends[G], f"livei{s}_{j}")
+                        byte_items[gpu[s]].append((part, a_b[s] - g_b[s]))
+                        if g_b[s]:
+                            byte_items[gpu[s]].append((itv, g_b[s]))
+                    elif a_b[s]:
+                        byte_items[gpu[s]].append((itv, a_b[s] if not mdl.split else g_b[s]))
     for p in range(mdl.P):
         model.AddNoOverlap(per_gpu[p])
         if mdl.bounded and live[p]:
             model.AddCumulative(live[p], [1] * len(live[p]), mdl.K)
+        if mem is not None:
+            if cap[p] < 0:
+                model.Add(T < 0)  # the static bytes alone exceed the budget: infeasible
+            elif byte_items[p]:
+                model.AddCumulative([x for x, _ in byte_items[p]], [d for _, d in byte_items[p]],
+                                    cap[p])
     for j in range(m - 1):
         model.Add(ends[Op(0, "F", j)] <= starts[Op(0, "F", j + 1)])
     model.Minimize(T)

@@ -78,6 +78,11 @@ def solve(inst: Instance, time_limit: Optional[float] = None, engine: str = "sea
     proof rests on the engine alone, so the result can *check* the theory's bounds (the table
     of optima is made this way); the result's ``stats["independent"]`` says which.
     """
+    if inst.memory is not None and inst.memory.budget is not None and engine != "cpsat":
+        if engine == "search":
+            raise ValueError("the search engine does not model memory in bytes; use engine "
+                             "'cpsat' (OR-tools) for an instance with a memory budget")
+        engine = "cpsat"   # auto: the search cannot take part
     if engine == "cpsat":
         from .cpsat import solve_cpsat
 
