@@ -79,6 +79,20 @@ class BestResult:
     def best(self) -> Optional[Entry]:
         return self.ranking[0] if self.ranking and self.ranking[0].makespan is not None else None
 
+    def to_row(self) -> dict:
+        """A JSON-able row with exact numbers (ints or ``"p/q"`` strings), for sweeps."""
+        from schedules.instance import fraction_json
+
+        def ex(x):
+            return None if x is None else fraction_json(Fraction(x))
+
+        return {"ranking": [{"family": e.family, "makespan": ex(e.makespan),
+                             "peak": None if e.peak is None else [ex(x) for x in e.peak],
+                             "status": e.status, "order": e.order} for e in self.ranking],
+                "lower_bound": ex(self.lower_bound), "optimum": ex(self.optimum),
+                "optimum_status": self.optimum_status, "gap": ex(self.gap),
+                "gap_to": self.gap_to, "skipped": dict(self.skipped)}
+
 
 def family_schedules(inst: Instance) -> tuple[dict[str, Schedule], dict[str, str]]:
     """The natural (unconstrained) schedule of every family that applies to ``inst``, and the

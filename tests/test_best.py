@@ -29,3 +29,14 @@ def test_best_entries(inst):
         assert e.makespan <= e.natural_result.makespan if e.natural_result.makespan else True
     # a family the natural order cannot fit still gets an entry through fit_memory's order
     assert all(e.makespan is not None for e in res.ranking)
+
+
+def test_to_row_is_exact_json():
+    import json
+    from fractions import Fraction
+
+    res = best(Instance(P=2, m=3, K=1, f=Fraction(3, 2)), solve_time_limit=10)
+    row = json.loads(json.dumps(res.to_row()))
+    assert Fraction(row["ranking"][0]["makespan"]) == res.ranking[0].makespan
+    assert row["optimum"] is not None and Fraction(row["optimum"]) == res.optimum
+    assert Fraction(row["gap"]) == res.gap
