@@ -256,3 +256,27 @@ def test_a_planted_error_is_caught():
     r = next(i for i, op in enumerate(orders[0]) if op.kind == "R")
     orders[0].append(orders[0].pop(r))  # the recompute after its backward
     assert not simulate(Schedule(res.schedule.instance, tuple(map(tuple, orders)))).valid
+
+
+def test_a_planted_model_error_is_caught(monkeypatch):
+    """A model that lets a recompute sit one place after its input gradient (a planted bug) is
+    caught by the independent check of the result (the simulator rejects such an order)."""
+    import schedules.remat_optimal as ro
+
+    real = ro._choices
+
+    def shifted(pairs, positions, backward):
+        return [(k, kind, g + 1) for k, kind, g in real(pairs, positions, backward)]
+
+    monkeypatch.setattr(ro, "_choices", shifted)
+    base = generate("1f1b", Instance(P=3, m=4))
+    with pytest.raises((AssertionError, RematError)):
+        ro.optimal_remat(base, K=1, positions="adjacent")
+
+
+def test_span_objective_on_a_family():
+    base = generate("1f1b", Instance(P=3, m=5, b_I=1, b_W=2, f=[1, 2, 1], c=1))
+    res = optimal_remat(base, K=1, objective="span")
+    assert res.status == "optimal" and res.span == min_span(res.schedule)
+    assert res.span <= res.makespan
+    assert res.span <= optimal_remat(base, K=1).makespan

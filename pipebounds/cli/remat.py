@@ -4,8 +4,9 @@
 Optimal rematerialization of the document's fixed order (:func:`schedules.remat_optimal.
 optimal_remat`). JSON keys: ``status``, ``makespan`` (+ ``makespan_exact``), ``lower_bound``
 (+ ``lower_bound_exact``: a proven lower bound on the objective over the recompute choices of
-this order; equal to the objective value when ``optimal``), ``span`` (objective ``span``),
-``theory_lower_bound`` (``bounds.lower_bound`` of the instance: any order), ``fit_memory_makespan``
+this order; equal to the objective value when ``optimal``; null when ``infeasible``), ``span``
+(objective ``span``), ``theory_lower_bound`` (``bounds.lower_bound`` of the instance at that
+``K``, any order; with a byte budget, the bound without a memory limit), ``fit_memory_makespan``
 (the greedy :func:`schedules.remat.fit_memory`, count model only), ``recomputed`` (action strings of
 every ``R`` op), ``backward_recomputed`` (those between an ``I`` and its ``W``), ``peak``,
 ``dropped`` (``R`` ops of the input removed first), ``seconds``, ``schedule`` (orders document).
@@ -66,18 +67,18 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
         except (RematError, InstanceError):
             fit_ms = None
     theory = None
-    if limit is not None:
-        try:
-            from bounds import lower_bound
+    try:  # with a byte budget: the bound without memory limit (a limit only lengthens)
+        from bounds import lower_bound
 
-            theory = lower_bound(inst.with_(K=limit, memory=None)).value
-        except (ValueError, ArithmeticError, NotImplementedError):
-            theory = None
+        theory = lower_bound(inst.with_(K=limit, memory=None)).value
+    except (ValueError, ArithmeticError, NotImplementedError):
+        theory = None
+    lb = None if res.status == "infeasible" else res.lower_bound
     return {
         "status": res.status, "objective": res.objective,
         "makespan": number_or_none(res.makespan), "makespan_exact": exact_or_none(res.makespan),
         "span": number_or_none(res.span), "span_exact": exact_or_none(res.span),
-        "lower_bound": number_or_none(res.lower_bound), "lower_bound_exact": exact_or_none(res.lower_bound),
+        "lower_bound": number_or_none(lb), "lower_bound_exact": exact_or_none(lb),
         "theory_lower_bound": number_or_none(theory), "theory_lower_bound_exact": exact_or_none(theory),
         "fit_memory_makespan": number_or_none(fit_ms), "fit_memory_makespan_exact": exact_or_none(fit_ms),
         "recomputed": [str(op) for op in res.recomputed + res.backward_recomputed],
