@@ -33,8 +33,9 @@ from typing import Optional
 
 import numpy as np
 
-from .compiled import B, F, I, R, W, Compiled, compile_schedule, durations_in_units, op_durations
-from .ops import KINDS, Op
+from .compiled import (B, F, I, KIND_LETTERS, NK, R, RW, W, Compiled, compile_schedule,
+                       durations_in_units, op_durations)
+from .ops import Op
 from .schedule import Schedule
 from .validate import Violation, check_structure
 
@@ -175,7 +176,7 @@ def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
     lag1: the delay ``c`` (in units) when pred1 runs on another GPU.
     """
     inst = c.schedule.instance
-    S, m, nk = inst.S, inst.m, len(KINDS)
+    S, m, nk = inst.S, inst.m, NK
     size = S * m
     has = np.zeros(nk * size, dtype=bool)
     has[c.ids] = True
@@ -186,6 +187,8 @@ def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
     pred1[F, 1:] = F * size + base[:-1]
     pred1[R] = F * size + base
     pred1[W] = I * size + base
+    pred1[RW] = I * size + base        # backward recompute: after I(j,s), before W(j,s)
+    pred2[W] = np.where(has[RW], RW * size + base, -1)
     # input-gradient op of (j, s+1): B if that pair is fused else I
     grad = np.where(has[I], I * size + base, B * size + base)
     for k in (B, I):
@@ -268,15 +271,22 @@ def store_release(c: Compiled) -> tuple[np.ndarray, np.ndarray]:
     """Per op (in ``c``'s order): does it store an activation, does it release one (MODEL.md).
 
     The storing op of ``(j,s)`` is ``R(j,s)`` if the pair is recomputed, else ``F(j,s)``; the
-    releasing op is ``W(j,s)`` in split form, else ``B(j,s)``.
+    releasing op is ``W(j,s)`` in split form, else ``B(j,s)``. With backward rematerialization
+    (an ``R`` after ``I(j,s)``), ``I(j,s)`` releases and that ``R`` stores again until ``W``.
     """
-    size = c.schedule.instance.S * c.schedule.instance.m
-    has = np.zeros(len(KINDS) * size, dtype=bool)
-    has[c.ids[c.ids >= 0]] = True
-    pair = c.ids % size
-    store = (c.kind == R) | ((c.kind == F) & ~has[R * size + pair])
-    release = (c.kind == W) | ((c.kind == B) & ~has[W * size + pair])
+    has, pair, size = _present(c)
+    store = (c.kind == R) | (c.kind == RW) | ((c.kind == F) & ~has[R * size + pair])
+    release = ((c.kind == W) | ((c.kind == B) & ~has[W * size + pair])
+               | ((c.kind == I) & has[RW * size + pair]))
     return store, release
+
+
+def _present(c: Compiled):
+    """``(has, pair, size)``: which op ids are listed, each op's pair index ``s*m + j``."""
+    size = c.schedule.instance.S * c.schedule.instance.m
+    has = np.zeros(NK * size, dtype=bool)
+    has[c.ids[c.ids >= 0]] = True
+    return has, c.ids % size, size
 
 
 def _memory(c: Compiled) -> tuple[list[int], list[np.ndarray]]:
@@ -299,6 +309,8 @@ def byte_events(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     ``(stored, freed, transient, unit)``. ``stored``: ``a_s`` for the storing op of a pair;
     ``freed`` (at the op's end): ``a_s`` for a fused ``B``, ``a_s - g_s`` for ``I``, ``g_s`` for
     ``W``; ``transient``: the op kind's transient bytes. Needs ``instance.memory``.
+    Backward rematerialization: ``I`` frees all ``a_s`` and the ``R`` after it stores ``g_s``
+    (the bytes ``W`` uses), freed by ``W``.
     """
     inst = c.schedule.instance
     mm = inst.memory
@@ -308,10 +320,13 @@ def byte_events(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     a = np.asarray([int(x * u) for x in mm.activation], dtype=object)[stage]
     g = np.asarray([int(mm.kept(s) * u) for s in range(S)], dtype=object)[stage]
     store, release = store_release(c)
-    stored = np.where(store, a, 0)
+    has, pair, size = _present(c)
+    back = has[RW * size + pair]
+    stored = np.where(c.kind == RW, g, np.where(store, a, 0))
     freed = np.where(c.kind == B, np.where(release, a, 0),
-                     np.where(c.kind == I, a - g, np.where(c.kind == W, g, 0)))
-    trans_kind = np.asarray([int(mm.transient_of(k) * u) for k in KINDS], dtype=object)
+                     np.where(c.kind == I, np.where(back, a, a - g),
+                              np.where(c.kind == W, g, 0)))
+    trans_kind = np.asarray([int(mm.transient_of(k) * u) for k in KIND_LETTERS], dtype=object)
     return stored, freed, trans_kind[c.kind], u
 
 

@@ -15,7 +15,10 @@ deliberately naive computation:
 * memory in bytes (MODEL.md, *Extensions*), when the instance has a ``memory`` model: a second
   timed event sweep, ``+a_s`` at the start of the storing op, ``-a_s`` at the end of ``B``,
   ``-(a_s - g_s)`` at the end of ``I``, ``-g_s`` at the end of ``W``, each op's transient from
-  its start to its end, on top of ``M_p``.
+  its start to its end, on top of ``M_p``;
+* backward rematerialization (split form): an ``R`` listed after its pair's ``I`` on the same
+  GPU follows ``I`` and precedes ``W``; the pair's first live interval ends with ``I`` (all
+  ``a_s`` bytes freed) and the recompute stores again (``g_s`` bytes) until ``W`` ends.
 
 It assumes the orders are structurally valid (every op once, right GPU, ...); the structural
 rules are the validator's business and are tested separately.
@@ -48,14 +51,25 @@ class ReferenceResult:
     peak_bytes: Optional[list] = None   # bytes sweep (memory model, not deadlocked)
 
 
-def _key(op):
-    return (op.stage, op.kind, op.microbatch)
+def op_keys(schedule) -> dict:
+    """``{(gpu, position): (stage, kind, microbatch)}``; an ``R`` listed after its pair's ``I`` on
+    the same GPU is the backward recompute (MODEL.md, *Extensions*), kind ``"Rw"``."""
+    keys = {}
+    for p, seq in enumerate(schedule.orders):
+        after_i = set()
+        for i, op in enumerate(seq):
+            pair = (op.stage, op.microbatch)
+            kind = "Rw" if op.kind == "R" and pair in after_i else op.kind
+            if op.kind == "I":
+                after_i.add(pair)
+            keys[(p, i)] = (op.stage, kind, op.microbatch)
+    return keys
 
 
 def precedence_arcs(schedule):
     """``[(u, v)]`` over op keys ``(stage, kind, microbatch)``: u must end before v starts."""
     inst = schedule.instance
-    present = {_key(op) for _, op in schedule.ops()}
+    present = set(op_keys(schedule).values())
     S = inst.S
     arcs = []
 
@@ -75,8 +89,12 @@ def precedence_arcs(schedule):
                 arcs.append(((s, "R", j), me))
         if kind == "W":
             arcs.append(((s, "I", j), me))
+            if (s, "Rw", j) in present:
+                arcs.append(((s, "Rw", j), me))
         if kind == "R":
             arcs.append(((s, "F", j), me))
+        if kind == "Rw":
+            arcs.append(((s, "I", j), me))
     return arcs
 
 
@@ -84,9 +102,10 @@ def reference_simulate(schedule) -> ReferenceResult:
     inst = schedule.instance
     where = {}
     dur = {}
+    keys = op_keys(schedule)
     for p, seq in enumerate(schedule.orders):
         for i, op in enumerate(seq):
-            where[_key(op)] = (p, i)
+            where[keys[(p, i)]] = (p, i)
             dur[(p, i)] = Fraction(inst.duration_of(op.kind, op.stage))
     succ = {node: [] for node in dur}
     indeg = {node: 0 for node in dur}
@@ -133,11 +152,13 @@ def reference_simulate(schedule) -> ReferenceResult:
 def _sweep_bytes(schedule, times):
     """Peak bytes per GPU from the timed events (see the module docstring)."""
     mm = schedule.instance.memory
+    keys = op_keys(schedule)
     peaks = []
     for p, seq in enumerate(schedule.orders):
         pairs = {}
-        for i, op in enumerate(seq):
-            pairs.setdefault((op.stage, op.microbatch), {})[op.kind] = i
+        for i in range(len(seq)):
+            s, kind, j = keys[(p, i)]
+            pairs.setdefault((s, j), {})[kind] = i
         events = []
         for (s, _), ks in pairs.items():
             a, g = mm.stored(s), mm.kept(s)
@@ -147,7 +168,9 @@ def _sweep_bytes(schedule, times):
             if "B" in ks:
                 events.append((times[(p, ks["B"])][1], -a))
             if "I" in ks:
-                events.append((times[(p, ks["I"])][1], -(a - g)))
+                events.append((times[(p, ks["I"])][1], -a if "Rw" in ks else -(a - g)))
+            if "Rw" in ks:
+                events.append((times[(p, ks["Rw"])][0], g))
             if "W" in ks:
                 events.append((times[(p, ks["W"])][1], -g))
         for i, op in enumerate(seq):
@@ -164,34 +187,36 @@ def _sweep_bytes(schedule, times):
 
 
 def _store_release(schedule):
-    """Per GPU: {pair: storing position}, {pair: releasing position} (MODEL.md, *Resources*)."""
+    """Per GPU: the live intervals as ``[(storing position, releasing position or None)]``
+    (MODEL.md, *Resources*; a backward recompute adds a second interval ``[R, W]`` and the
+    first one then ends at ``I``)."""
+    keys = op_keys(schedule)
     out = []
-    for seq in schedule.orders:
+    for p, seq in enumerate(schedule.orders):
         kinds = {}
-        for i, op in enumerate(seq):
-            kinds.setdefault((op.stage, op.microbatch), {})[op.kind] = i
-        store, release = {}, {}
+        for i in range(len(seq)):
+            s, kind, j = keys[(p, i)]
+            kinds.setdefault((s, j), {})[kind] = i
+        intervals = []
         for pair, ks in kinds.items():
-            if "R" in ks:
-                store[pair] = ks["R"]
-            elif "F" in ks:
-                store[pair] = ks["F"]
-            if "W" in ks:
-                release[pair] = ks["W"]
-            elif "B" in ks:
-                release[pair] = ks["B"]
-        out.append((store, release))
+            store = ks.get("R", ks.get("F"))
+            if "Rw" in ks:
+                intervals.append((store, ks.get("I")))
+                intervals.append((ks["Rw"], ks.get("W")))
+            elif store is not None:
+                intervals.append((store, ks.get("W", ks.get("B"))))
+        out.append(intervals)
     return out
 
 
 def _sweep_peak(schedule, times):
     peaks = []
-    for p, (store, release) in enumerate(_store_release(schedule)):
+    for p, intervals in enumerate(_store_release(schedule)):
         events = []
-        for pair, i in store.items():
+        for i, r in intervals:
             events.append((times[(p, i)][0], 1))
-            if pair in release:
-                events.append((times[(p, release[pair])][1], -1))
+            if r is not None:
+                events.append((times[(p, r)][1], -1))
         events.sort()  # at equal times -1 sorts before +1: half-open intervals
         live = peak = 0
         for _, d in events:
@@ -203,16 +228,14 @@ def _sweep_peak(schedule, times):
 
 def _order_peak(schedule):
     peaks = []
-    for p, (store, release) in enumerate(_store_release(schedule)):
-        stores_at = set(store.values())
-        releases_at = set(release.values())
+    for p, intervals in enumerate(_store_release(schedule)):
+        stores_at = [i for i, _ in intervals]
+        releases_at = [r for _, r in intervals if r is not None]
         live = peak = 0
         for i in range(len(schedule.orders[p])):
-            if i in stores_at:
-                live += 1
+            live += stores_at.count(i)
             peak = max(peak, live)
-            if i in releases_at:
-                live -= 1
+            live -= releases_at.count(i)
         peaks.append(peak)
     return peaks
 

@@ -45,10 +45,11 @@ def _check(sched):
     assert ("deadlock" in {v.rule for v in res.violations}) == ref.deadlock
     if ref.deadlock:
         return
-    times = res.op_times()
+    u = res.unit
     for p, seq in enumerate(sched.orders):
-        for i, op in enumerate(seq):
-            assert times[op] == ref.times[(p, i)], f"{op} on GPU {p}"
+        for i, op in enumerate(seq):   # by position: a pair may list R twice (forward, backward)
+            got = (Fraction(res.start[p][i], u), Fraction(res.end[p][i], u))
+            assert got == ref.times[(p, i)], f"{op} (position {i}) on GPU {p}"
     assert res.makespan == ref.makespan and res.busy == ref.busy
     assert res.peak_bytes == ref.peak_bytes
     budget = sched.instance.memory.budget
@@ -79,3 +80,35 @@ def test_counting_bytes_equal_activation_count(sched):
     unit = sched.with_instance(inst.with_(memory=MemoryModel.counting(None, inst.S)))
     res = simulate(unit)
     assert res.peak_bytes == res.peak_memory
+
+
+@st.composite
+def with_backward_recomputes(draw, sched_strategy):
+    """A split schedule (per-stage costs, bytes) with ``R`` ops inserted between some pairs'
+    ``I`` and ``W`` on their GPU (backward rematerialization, MODEL.md *Extensions*)."""
+    from schedules import Op, Schedule
+
+    sched = draw(sched_strategy)
+    orders = [list(seq) for seq in sched.orders]
+    for p, seq in enumerate(orders):
+        pairs = [(op.stage, op.microbatch) for op in seq if op.kind == "I"]
+        for s, j in pairs:
+            if not draw(st.booleans()):
+                continue
+            i = seq.index(Op(s, "I", j))
+            w = seq.index(Op(s, "W", j))
+            k = draw(st.integers(i + 1, w))
+            seq.insert(k, Op(s, "R", j))
+    return sched, Schedule(sched.instance, tuple(map(tuple, orders)))
+
+
+@given(with_backward_recomputes(workload(valid_schedules(instances(max_pairs=12, split=True)))))
+def test_backward_recomputes_match_reference_and_never_raise_the_peak(pair):
+    base, sched = pair
+    _check(sched)
+    res, before = simulate(sched), simulate(base)
+    assert not [v for v in res.violations if v.rule != "memory"], res.errors
+    assert all(x <= y for x, y in zip(res.peak_memory, before.peak_memory))
+    if not sched.instance.memory.transient:   # an R's transient may add a new peak
+        assert all(x <= y for x, y in zip(res.peak_bytes, before.peak_bytes))
+    assert res.makespan >= before.makespan or any(op.kind == "R" for _, op in base.ops())

@@ -108,3 +108,41 @@ def test_counting_model_equals_K():
     assert as_bytes.valid and as_bytes.peak_bytes == counted.peak_memory
     tight = simulate(sched.with_instance(inst.with_(K=None, memory=MemoryModel.counting(1, 3))))
     assert not tight.valid and tight.violations[0].rule == "memory"
+
+
+def test_backward_recompute_by_hand():
+    # one GPU, split, a = 4, g = 3: F0 F1 I0 R0 I1 W1 W0 ... with 0R0 between 0I0 and 0W0
+    inst = Instance(P=1, m=2, b_I=1, b_W=1, memory=MemoryModel(activation=[4], kept_after_input=[3],
+                                                               budget=100))
+    plain = ["0F0", "0F1", "0I0", "0I1", "0W1", "0W0"]
+    back = ["0F0", "0F1", "0I0", "0I1", "0W1", "0R0", "0W0"]
+    a = simulate(Schedule.from_strings(inst, {0: plain}))
+    b = simulate(Schedule.from_strings(inst, {0: back}))
+    assert a.valid and b.valid, b.errors
+    assert b.makespan == a.makespan + 1                   # the recompute costs f
+    # during 0I1: plain holds 3 (kept of pair 0) + 4; with the recompute pair 0 was freed at I
+    assert a.peak_bytes == [8] and b.peak_bytes == [8]   # F0 F1 both stored: 8 either way
+    assert a.peak_memory == [2] and b.peak_memory == [2]
+    # F0 [0,1) F1 [1,2) I0 [2,3) I1 [3,4) W1 [4,5) R0 [5,6) W0 [6,7): 0I0 frees all 4 bytes of
+    # pair 0, 0I1 frees 1 of pair 1, 0W1 the other 3 at 5 when 0R0 stores g = 3 again (no net
+    # change at 5), until 0W0 ends
+    assert b.memory_profile_bytes(0) == [(0, 4), (1, 8), (3, 4), (4, 3), (7, 0)]
+    assert a.memory_profile_bytes(0) == [(0, 4), (1, 8), (3, 7), (4, 6), (5, 3), (6, 0)]
+
+
+@pytest.mark.parametrize("order, rule, text", [
+    (["0F0", "0I0", "0W0", "0R0"], "recompute", "0R0 is listed after 0W0"),
+    (["0F0", "0I0", "0R0", "0R0", "0W0"], "duplicate", "between I and W"),
+    (["0F0", "0R0", "0R0", "0I0", "0W0"], "duplicate", "before its input gradient"),
+])
+def test_backward_recompute_violations(order, rule, text):
+    inst = Instance(P=1, m=1, b_I=1, b_W=1)
+    r = simulate(Schedule.from_strings(inst, {0: order}))
+    assert rule in {v.rule for v in r.violations}
+    assert any(text in e for e in r.errors), r.errors
+
+
+def test_forward_and_backward_recompute_of_one_pair():
+    inst = Instance(P=1, m=1, K=1, b_I=1, b_W=1)
+    r = simulate(Schedule.from_strings(inst, {0: ["0F0", "0R0", "0I0", "0R0", "0W0"]}))
+    assert r.valid and r.makespan == 5 and r.peak_memory == [1]
