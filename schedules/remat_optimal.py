@@ -57,10 +57,10 @@ that its integer optimum is the exact rational one. The returned schedule is the
 makespan the ASAP one); ``RematResult.span`` is the optimal span value and
 :func:`min_span` recomputes it independently (Bellman-Ford).
 
-The output is checked before it is returned: with forward recomputes only, by
+The output is checked before it is returned, twice and independently of the model: by
 :func:`schedules.simulate.simulate` (valid, peak within the budget, makespan equal to the
-model's); with backward recomputes (which the simulator does not read yet) by
-:func:`evaluate`, this module's direct order walk and ASAP pass.
+model's; it reads an ``R`` after ``I`` as the backward recompute) and by :func:`evaluate`, this
+module's direct order walk and ASAP pass, which must agree with it.
 """
 
 from __future__ import annotations
@@ -257,7 +257,7 @@ def evaluate(schedule: Schedule, memory: MemorySpec, span: bool = False):
     """``(makespan, peak per GPU in memory units, min span or None)`` of orders that may hold a
     backward ``R`` (between ``I`` and ``W``), by a direct walk: memory event by event in each
     GPU's order, ASAP timing by repeated passes. Raises RematError on a deadlock or misplaced
-    ``R``. Independent of the CP-SAT model (used to check it and by the tests)."""
+    ``R``. Independent of the CP-SAT model and of the simulator (a second check of both)."""
     inst = schedule.instance
     unit = inst.unit
     dur = {k: [int(x * unit) for x in _durations(inst, k)] for k in
@@ -657,16 +657,15 @@ def _check(out: Schedule, mem: MemorySpec, chosen, pairs, span_obj: bool):
     """Makespan, peak and span of the result, checked independently of the model."""
     makespan, peak, span = evaluate(out, mem, span=span_obj)
     assert all(x <= mem.budget for x in peak), f"peak {peak} above the budget {mem.budget}"
-    if not any(kind == "b" for _, kind, _ in chosen):
-        from .simulate import simulate
+    from .simulate import simulate
 
-        res = simulate(out)
-        assert res.valid, f"optimal_remat produced an invalid schedule: {res.errors[:3]}"
-        assert res.makespan == makespan, (res.makespan, makespan)
-        if mem.in_bytes:
-            assert res.peak_bytes == [mem.value(x) for x in peak], (res.peak_bytes, peak)
-        else:
-            assert res.peak_memory == peak, (res.peak_memory, peak)
+    res = simulate(out)
+    assert res.valid, f"optimal_remat produced an invalid schedule: {res.errors[:3]}"
+    assert res.makespan == makespan, (res.makespan, makespan)
+    if mem.in_bytes:
+        assert res.peak_bytes == [mem.value(x) for x in peak], (res.peak_bytes, peak)
+    else:
+        assert res.peak_memory == peak, (res.peak_memory, peak)
     return makespan, peak, span
 
 
