@@ -52,6 +52,9 @@ def test_remat_bytes_and_backward(tmp_path, capsys):
     r = json.loads(out)
     assert code == 0 and r["status"] == "optimal" and r["backward_recomputed"]
     assert all(Fraction(x) <= 6 for x in r["peak"])
+    res = simulate(schedule_from_document(r["schedule"]))  # the document carries budget 6
+    assert res.valid and res.makespan == Fraction(r["makespan_exact"])
+    assert [str(x) for x in res.peak_bytes] == r["peak"]
 
 
 def test_remat_bad_input(tmp_path, capsys):
