@@ -15,7 +15,7 @@ from schedules import Instance, Op, Schedule, simulate
 from schedules.generators import GENERATORS, generate
 from schedules.remat import RematError, fit_memory
 from schedules.remat_optimal import MemorySpec, evaluate, min_span, optimal_remat
-from strategies import instances, schedules_of
+from strategies import instances, scaled, schedules_of
 
 MAX_COMBOS = 600
 
@@ -94,7 +94,7 @@ def small_cases(draw):
     return base, K, backward
 
 
-@settings(max_examples=20)
+@settings(max_examples=scaled(20))
 @given(small_cases())
 def test_equals_brute_force(case):
     base, K, backward = case
@@ -109,7 +109,7 @@ def test_equals_brute_force(case):
     assert sim.valid and max(sim.peak_memory) <= K and sim.makespan == res.makespan
 
 
-@settings(max_examples=8)
+@settings(max_examples=scaled(8))
 @given(small_cases())
 def test_span_equals_brute_force(case):
     base, K, backward = case
@@ -122,7 +122,7 @@ def test_span_equals_brute_force(case):
     assert res.span <= res.makespan
 
 
-@settings(max_examples=15)
+@settings(max_examples=scaled(15))
 @given(small_cases(), st.data())
 def test_bytes_equals_brute_force(case, data):
     """Random bytes models (a_s, g_s <= a_s, static, transients, budget) against brute force."""
@@ -181,7 +181,7 @@ def family_cases(draw):
     return base, K
 
 
-@settings(max_examples=20)
+@settings(max_examples=scaled(20))
 @given(family_cases())
 def test_valid_not_worse_than_fit_memory_not_below_bound(case):
     base, K = case
