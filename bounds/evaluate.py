@@ -25,6 +25,9 @@ from typing import Optional, Union, cast
 
 from schedules.instance import Instance, require
 
+from .heterogeneous import THEOREM_IDS as HETERO_IDS
+from .heterogeneous import crossings
+from .heterogeneous import terms as hetero_terms
 from .multi_wave import terms as multi_wave_terms
 from .single_wave import terms as single_wave_terms
 
@@ -38,6 +41,7 @@ TERM_IDS: dict[str, str] = {
     "mw_vshape_pair": "MW4", "mw_looped_opt": "MW5", "mw_vshape_opt": "MW6",
     "mw_memory_slots": "MW7", "mw_forced_remat": "MW8", "mw_vshape_forced_remat": "MW8",
     "mw_single_slot": "MW9",
+    **HETERO_IDS,
 }
 """The theorem id (docs/theory.md, docs/theory_multiwave.md) of every term name. The exact case
 of ``mw_gpu_subset`` at ``m = 1, K = 1`` is MW8d (:func:`exact_theorem`)."""
@@ -123,7 +127,9 @@ def basic_terms(inst: Instance) -> list[tuple[str, Value, bool]]:
         chain = inst.S * inst.f + inst.S * inst.b_I + inst.b_W
     else:
         chain = inst.S * inst.f + inst.S * inst.b
-    chain_exact = inst.m == 1 and inst.v == 1 and not inst.c
+    if inst.c:  # c at each GPU crossing of the chain (docs/theory.md, H2)
+        chain += inst.c * crossings(inst)  # type: ignore[arg-type]
+    chain_exact = inst.m == 1 and inst.v == 1
     return [("work", work, False), ("critical_path", chain, chain_exact)]
 
 
@@ -158,19 +164,34 @@ def lower_bound(inst: Instance) -> LowerBound:
     'T3'
     """
     require(inst, Instance, "inst", "lower_bound")
+    if not inst.uniform:
+        return _extension_bound(inst, [])
     check_limits(inst)
     view = cast(Instance, scaled(inst))
     raw = basic_terms(view) + (single_wave_terms(view) if inst.v == 1 else
                                multi_wave_terms(view))
     u = inst.unit
     terms = tuple((n, Fraction(x, u) if isinstance(x, int) else x / u) for n, x, _ in raw)
+    if inst.c or inst.memory is not None:
+        return _extension_bound(inst, [(n, x, ex) for (n, x), (_, _, ex) in zip(terms, raw)])
     value = max(x for _, x in terms)
     theorem = None
-    # every exactness proof assumes no communication delay (MODEL.md: c = 0 unless given); with
-    # c > 0 the bounds stay valid (delays only lengthen schedules) but OPT may exceed them
-    if not inst.c:
-        for (name, x), (_, _, ex) in zip(terms, raw):
-            if ex and x == value:
-                theorem = exact_theorem(name)
-                break
+    for (name, x), (_, _, ex) in zip(terms, raw):
+        if ex and x == value:
+            theorem = exact_theorem(name)
+            break
     return LowerBound(value, terms, theorem is not None, theorem)
+
+
+def _extension_bound(inst: Instance, uniform_terms: list) -> LowerBound:
+    """Per-stage costs, ``c > 0`` or memory in bytes (MODEL.md, Extensions): the terms H1-H3 of
+    :mod:`bounds.heterogeneous` (valid for every instance), with the uniform theorems'
+    ``uniform_terms`` when the durations are uniform (they stay valid: delays and a byte budget
+    only lengthen or remove schedules). Exactness: only H2's own proof (m = 1, v = 1, no byte
+    budget) and, for ``c = 0`` without a byte budget, the uniform theorems'."""
+    budget = inst.memory is not None and inst.memory.budget is not None
+    kept = [(n, x, ex and not inst.c and not budget) for n, x, ex in uniform_terms]
+    terms = kept + hetero_terms(inst)
+    value = max(t[1] for t in terms)
+    theorem = next((exact_theorem(n) for n, x, ex in terms if ex and x == value), None)
+    return LowerBound(value, tuple((n, x) for n, x, _ in terms), theorem is not None, theorem)

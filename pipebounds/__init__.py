@@ -4,7 +4,7 @@ The public face of the toolkit. The layers, lowest first (docs/architecture.md):
 
 - :mod:`schedules` — the model (:class:`Instance`, :class:`Op`, :class:`Schedule`), orders
   documents, the validator and the exact ASAP simulator; generators of the known schedules and
-  rematerialization (:func:`fit_memory`);
+  rematerialization (:func:`fit_memory`, greedy; :func:`optimal_remat`, exact for a fixed order);
 - :mod:`bounds` — lower bounds as formulas (sympy and exact evaluation), nothing else;
 - :mod:`schedules.constructions`, :mod:`schedules.search` — constructive optimal schedules and
   exact solvers;
@@ -29,6 +29,7 @@ from schedules import (DocumentError, Instance, InstanceError, Op, Schedule, Sim
                        simulate, validate, write_schedule)
 from schedules.generators import GENERATORS, generate
 from schedules.remat import fit_memory
+from schedules.remat_optimal import RematResult, optimal_remat
 
 try:
     __version__ = _metadata.version("pipebounds")
@@ -54,5 +55,5 @@ __all__ = [
     "__version__", "Instance", "InstanceError", "Op", "Schedule", "SimulationResult", "simulate",
     "validate", "is_valid", "DocumentError", "schedule_from_document", "document_from_schedule",
     "read_schedule", "write_schedule", "LowerBound", "lower_bound", "GENERATORS", "generate",
-    "fit_memory", "solve", "optimal_schedule",
+    "fit_memory", "optimal_remat", "RematResult", "solve", "optimal_schedule",
 ]

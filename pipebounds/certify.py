@@ -355,11 +355,13 @@ def certify(inst: Instance, seconds: float = 0, schedules: Iterable = (), table:
 
     if lb.exact:
         return answer("theorem", value, detail=lb.theorem or "")
-    if not inst.c:
+    # the checked ranges and the table hold uniform instances without delay or byte budget only
+    standard = inst.uniform and not inst.c and inst.memory is None
+    if standard:
         rng = checked_range(inst)
         if rng is not None:
             return answer("checked", value, detail=rng.id)
-    known = table_optimum(inst) if table else None
+    known = table_optimum(inst) if table and standard else None
     if known is not None:  # the optimum: no schedule can reach a bound below it
         return answer("table", known, detail=str(OPTIMA.name))
     start = time.monotonic()

@@ -1,7 +1,12 @@
 """The integer form of a schedule that the validator and the simulator work on.
 
 Every op ``kind(j, s)`` gets the id ``(kind_index * S + s) * m + j`` (``kind_index`` from
-:data:`schedules.ops.KINDS`), so that per-op facts live in flat arrays of length ``5*S*m``.
+:data:`schedules.ops.KINDS`, plus :data:`RW` below), so that per-op facts live in flat arrays of
+length ``NK*S*m``.
+
+Backward rematerialization (MODEL.md, *Extensions*, split form): an ``R(j,s)`` listed on its
+GPU *after* ``I(j,s)`` is the recompute before ``W(j,s)``; it gets the internal kind index
+:data:`RW` (written ``R`` like the other), so a pair may have one ``R`` of each kind.
 Ops with a stage or microbatch out of range get id ``-1`` (the validator reports them).
 Durations are integers in units of ``1/instance.unit``, so timing never touches a Fraction.
 """
@@ -16,6 +21,12 @@ from .ops import KIND_INDEX, KINDS
 from .schedule import Schedule
 
 F, B, I, W, R = (KIND_INDEX[k] for k in KINDS)
+RW = len(KINDS)
+"""Internal kind index of a backward recompute (an ``R`` listed after the pair's ``I``)."""
+NK = len(KINDS) + 1
+"""Kind indices in op ids: ``F B I W R`` and :data:`RW`."""
+KIND_LETTERS = KINDS + ("R",)
+"""Action letter of each kind index (``RW`` prints as ``R``)."""
 
 
 @dataclass(frozen=True)
@@ -25,7 +36,7 @@ class Compiled:
     schedule: Schedule
     gpu: np.ndarray        # GPU that runs the op (the order it is listed in)
     stage: np.ndarray
-    kind: np.ndarray       # index into KINDS
+    kind: np.ndarray       # index into KIND_LETTERS (RW: backward recompute)
     micro: np.ndarray
     ids: np.ndarray        # op id, or -1 when stage/microbatch is out of range
     offsets: np.ndarray    # ops of GPU p are [offsets[p], offsets[p+1])
@@ -33,14 +44,14 @@ class Compiled:
     @property
     def n_ids(self) -> int:
         inst = self.schedule.instance
-        return len(KINDS) * inst.S * inst.m
+        return NK * inst.S * inst.m
 
     def op_name(self, op_id: int) -> str:
         """Action string of an op id."""
         inst = self.schedule.instance
         j = op_id % inst.m
         rest = op_id // inst.m
-        return f"{rest % inst.S}{KINDS[rest // inst.S]}{j}"
+        return f"{rest % inst.S}{KIND_LETTERS[rest // inst.S]}{j}"
 
 
 def compile_schedule(schedule: Schedule) -> Compiled:
@@ -53,23 +64,44 @@ def compile_schedule(schedule: Schedule) -> Compiled:
     micro = code & 0xFFFFFFFF
     gpu = np.repeat(np.arange(inst.P, dtype=np.int64), lengths)
     offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    bad = (stage >= S) | (micro >= m)
+    if (kind == R).any() and (kind == I).any():
+        _mark_backward_recomputes(kind, stage, micro, gpu, bad, S, m)
     ids = (kind * S + stage) * m + micro
-    ids[(stage >= S) | (micro >= m)] = -1
+    ids[bad] = -1
     return Compiled(schedule, gpu, stage, kind, micro, ids, offsets)
 
 
-def durations_in_units(schedule: Schedule) -> list[int]:
-    """Integer duration of each op kind (index as KINDS), in units of ``1/instance.unit``.
+def _mark_backward_recomputes(kind, stage, micro, gpu, bad, S, m) -> None:
+    """Give kind :data:`RW` to every ``R`` listed after its pair's ``I`` on the same GPU."""
+    pair = np.where(bad, 0, stage * m + micro)
+    first_i = np.full(S * m, -1, dtype=np.int64)
+    at = np.flatnonzero((kind == I) & ~bad)
+    first_i[pair[at][::-1]] = at[::-1]          # the first listed I of each pair
+    rs = np.flatnonzero((kind == R) & ~bad)
+    k_i = first_i[pair[rs]]
+    back = (k_i >= 0) & (k_i < rs) & (gpu[np.maximum(k_i, 0)] == gpu[rs])
+    kind[rs[back]] = RW
+
+
+def durations_in_units(schedule: Schedule) -> np.ndarray:
+    """Integer duration of each op kind on each stage, shape ``(NK, S)``, in units of
+    ``1/instance.unit`` (per-stage costs, MODEL.md *Extensions*; uniform rows when uniform).
 
     Kinds the instance has no duration for (``I``, ``W`` of a fused instance) get 0; the
     validator rejects such ops before timing.
     """
     inst = schedule.instance
     u = inst.unit
-    out = []
-    for k in KINDS:
-        if k in ("I", "W") and not inst.split:
-            out.append(0)
-        else:
-            out.append(int(inst.duration(k) * u))
+    out = np.zeros((NK, inst.S), dtype=np.int64)
+    for k, kind in enumerate(KIND_LETTERS):
+        if kind in ("I", "W") and not inst.split:
+            continue
+        out[k] = [int(d * u) for d in inst.durations_of(kind)]
     return out
+
+
+def op_durations(c: "Compiled", table: np.ndarray) -> np.ndarray:
+    """Duration (units) of every listed op of ``c`` from a :func:`durations_in_units` table."""
+    S = c.schedule.instance.S
+    return table[c.kind, np.minimum(c.stage, S - 1)]

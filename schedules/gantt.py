@@ -100,18 +100,23 @@ def plot_gantt(schedule: Schedule, ax=None, memory: bool = True, title: Optional
                  f"peak memory {max(res.peak_memory)} (per GPU {res.peak_memory})", fontsize=9,
                  pad=8, parse_math=False)  # a '$' in a title is text, not mathtext
     if axm is not None:
+        in_bytes = inst.memory is not None   # memory in bytes: the panel shows bytes
         for p in range(P):
-            prof = res.memory_profile(p)
+            prof = res.memory_profile_bytes(p) if in_bytes else res.memory_profile(p)
             xs = [float(t) for t, _ in prof] + [T]
-            ys = [c for _, c in prof] + [prof[-1][1]]
+            ys = [float(c) for _, c in prof] + [float(prof[-1][1])]
             axm.step(xs, ys, where="post", label=f"GPU {p}", linewidth=1.2)
-        if inst.K is not None:
+        if in_bytes and inst.memory.budget is not None:
+            axm.axhline(float(inst.memory.budget), color="black", linestyle="--", linewidth=0.8,
+                        label="budget")
+        elif not in_bytes and inst.K is not None:
             axm.axhline(inst.K, color="black", linestyle="--", linewidth=0.8, label="K")
-        axm.set_ylabel("live activations")
+        axm.set_ylabel("bytes" if in_bytes else "live activations")
         axm.set_xlabel("time")
         axm.set_ylim(bottom=0)
         from matplotlib.ticker import MaxNLocator
-        axm.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if not in_bytes:
+            axm.yaxis.set_major_locator(MaxNLocator(integer=True))
         axm.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0), frameon=False)
         axm.grid(color="#dddddd", linewidth=0.5)
     else:

@@ -6,6 +6,11 @@ stage-to-GPU placement), the workload (``m`` identical microbatches), the op dur
 GPU; ``None`` is unconstrained) and an optional communication delay ``c`` between stages held by
 different GPUs.
 
+Extensions (MODEL.md): each duration field may be a sequence with one number per stage
+(per-stage costs; stored as a tuple, and :attr:`Instance.uniform` is then False: use
+:meth:`Instance.duration_of`), and ``memory`` may hold a :class:`schedules.memory.MemoryModel`
+(memory in bytes with a budget, checked besides ``K``).
+
 Every number is kept as an exact :class:`fractions.Fraction`; construction validates every field
 and raises :class:`InstanceError` with a message that names the field.
 
@@ -209,6 +214,63 @@ def placement_stage_to_rank(P: int, v: int, placement: str) -> tuple[int, ...]:
     raise InstanceError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
 
 
+Durations = Union[Fraction, tuple[Fraction, ...]]
+
+
+def _duration_values(value, name: str, S: int) -> Durations:
+    """One duration field: a positive number, or a sequence of ``S`` positive numbers (one per
+    stage; MODEL.md, *Extensions: per-stage costs*). A sequence whose entries are all equal
+    collapses to that number, so a uniform instance always holds scalars."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != S:
+            raise InstanceError(f"{name} lists {len(value)} per-stage durations, the instance "
+                                f"has S={S} stages")
+        vals = tuple(to_fraction(x, f"{name}[{s}]") for s, x in enumerate(value))
+        for s, x in enumerate(vals):
+            if x <= 0:
+                raise InstanceError(f"{name}[{s}] must be > 0, got {x}")
+        return vals[0] if len(set(vals)) == 1 else vals
+    return to_fraction(value, name)
+
+
+def stage_durations(f, b, b_I, b_W, S: int) -> tuple[Durations, Durations, Optional[Durations],
+                                                      Optional[Durations]]:
+    """Validated ``(f, b, b_I, b_W)``: each a Fraction (uniform) or a tuple of ``S`` Fractions.
+
+    Split form: ``b = b_I + b_W`` stage by stage (an explicit ``b`` that differs is an error).
+    """
+    what = {"f": "forward time", "b": "backward time", "b_I": "input-gradient time",
+            "b_W": "weight-gradient time"}
+    f = _duration_values(f, "f", S)
+    b_I = None if b_I is None else _duration_values(b_I, "b_I", S)
+    b_W = None if b_W is None else _duration_values(b_W, "b_W", S)
+    for name, x in (("f", f), ("b_I", b_I), ("b_W", b_W)):
+        if x is not None and not isinstance(x, tuple) and x <= 0:
+            raise InstanceError(f"{name} ({what[name]}) must be > 0, got {x}")
+    if (b_I is None) != (b_W is None):
+        raise InstanceError("split backward needs both b_I and b_W")
+    if b_I is not None:
+        if isinstance(b_I, tuple) or isinstance(b_W, tuple):
+            total = tuple(_at(b_I, s) + _at(b_W, s) for s in range(S))
+            b_sum = total[0] if len(set(total)) == 1 else total
+        else:
+            b_sum = b_I + b_W
+        if b is not None and _duration_values(b, "b", S) != b_sum:
+            shown = b_sum if not isinstance(b_sum, tuple) else [str(x) for x in b_sum]
+            raise InstanceError(f"b={b} contradicts b_I + b_W = {shown}")
+        b = b_sum
+    else:
+        b = Fraction(2) if b is None else _duration_values(b, "b", S)
+        if not isinstance(b, tuple) and b <= 0:
+            raise InstanceError(f"b ({what['b']}) must be > 0, got {b}")
+    return f, b, b_I, b_W
+
+
+def _at(x: Durations, s: int) -> Fraction:
+    """Entry ``s`` of a duration field (the number itself when uniform)."""
+    return x[s] if isinstance(x, tuple) else x
+
+
 def _positive_int(value, name: str) -> int:
     return whole_number(value, name, 1)
 
@@ -228,7 +290,12 @@ class Instance:
     f, b : forward and fused-backward durations (positive rationals).
     b_I, b_W : split backward durations; when given, ``b`` is ``b_I + b_W`` (a different
         explicit ``b`` is an error).
+        Each of ``f, b, b_I, b_W`` may instead be a sequence of ``S`` positive rationals, one per
+        stage (per-stage costs). A sequence of equal numbers becomes that number; otherwise the
+        field holds a tuple and :attr:`uniform` is False.
     c : communication delay added to a precedence between stages on different GPUs (``>= 0``).
+    memory : optional :class:`schedules.memory.MemoryModel` (bytes per stage and GPU, a budget);
+        its budget is enforced besides ``K`` (normally only one of them is set).
     """
 
     # the annotations are the types stored after validation; construction also accepts the
@@ -245,6 +312,7 @@ class Instance:
     b_I: Optional[Fraction] = None
     b_W: Optional[Fraction] = None
     c: Fraction = Fraction(0)
+    memory: Optional["MemoryModel"] = None
     _unit: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -283,38 +351,36 @@ class Instance:
             _limit("MAX_STAGES", P * v, f"P·v = {P}·{v}")
             s2r = placement_stage_to_rank(P, v, placement)
         _limit("MAX_PAIRS", P * v * m, f"P·v·m = {P}·{v}·{m}")
-        f = to_fraction(self.f, "f")
-        if f <= 0:
-            raise InstanceError(f"f (forward time) must be > 0, got {f}")
-        b_I = None if self.b_I is None else to_fraction(self.b_I, "b_I")
-        b_W = None if self.b_W is None else to_fraction(self.b_W, "b_W")
-        if (b_I is None) != (b_W is None):
-            raise InstanceError("split backward needs both b_I and b_W")
-        if b_I is not None and b_W is not None:
-            if b_I <= 0:
-                raise InstanceError(f"b_I (input-gradient time) must be > 0, got {b_I}")
-            if b_W <= 0:
-                raise InstanceError(f"b_W (weight-gradient time) must be > 0, got {b_W}")
-            b = b_I + b_W
-            if self.b is not None and to_fraction(self.b, "b") != b:
-                raise InstanceError(f"b={self.b} contradicts b_I + b_W = {b}")
-        else:
-            b = Fraction(2) if self.b is None else to_fraction(self.b, "b")
-            if b <= 0:
-                raise InstanceError(f"b (backward time) must be > 0, got {b}")
+        S = v * P
+        f, b, b_I, b_W = stage_durations(self.f, self.b, self.b_I, self.b_W, S)
         c = to_fraction(self.c, "c")
         if c < 0:
             raise InstanceError(f"c (communication delay) must be >= 0, got {c}")
-        unit = lcm(*(x.denominator for x in (f, b, c) + ((b_I, b_W) if b_I is not None else ())))
-        horizon = 5 * P * v * m * int((max(f, b) + c) * unit)
+        memory = self.memory
+        if memory is not None:
+            from .memory import MemoryModel, MemoryModelError
+
+            if not isinstance(memory, MemoryModel):
+                raise InstanceError(f"memory must be a MemoryModel, got {type(memory).__name__}")
+            try:
+                memory.check_shape(S, P)
+            except MemoryModelError as exc:
+                raise InstanceError(str(exc)) from None
+        numbers = [c]
+        for x in (f, b, b_I, b_W):
+            if x is not None:
+                numbers.extend(x if isinstance(x, tuple) else (x,))
+        unit = lcm(*(x.denominator for x in numbers))
+        longest = max(numbers[1:])  # the longest op (numbers[0] is c)
+        horizon = 5 * P * v * m * int((longest + c) * unit)
         if horizon > limits.MAX_TIME_UNITS:
             raise InstanceLimitError(
-                f"durations too large for this size: 5·P·v·m·(max(f, b) + c) = {horizon} time "
+                f"durations too large for this size: 5·P·v·m·(max duration + c) = {horizon} time "
                 f"units of 1/{unit} is above the limit MAX_TIME_UNITS = {limits.MAX_TIME_UNITS} "
                 f"({limits.DOCS})"[:300])
         for name, value in (("P", P), ("m", m), ("v", v), ("K", K), ("placement", placement),
                             ("stage_to_rank", s2r), ("f", f), ("b", b), ("b_I", b_I),
-                            ("b_W", b_W), ("c", c), ("_unit", unit)):
+                            ("b_W", b_W), ("c", c), ("memory", memory), ("_unit", unit)):
             object.__setattr__(self, name, value)
 
     # ----------------------------------------------------------------- derived
@@ -341,8 +407,14 @@ class Instance:
         """The stages GPU ``p`` holds, in increasing order."""
         return tuple(s for s, r in enumerate(self.stage_to_rank) if r == p)
 
-    def duration(self, kind: str) -> Fraction:
-        """Duration of an op of ``kind`` in ``F B I W R`` (``R`` costs ``f``)."""
+    @property
+    def uniform(self) -> bool:
+        """True when every stage has the same durations (``f, b, b_I, b_W`` are numbers); False
+        for per-stage costs (MODEL.md, *Extensions*), where those fields are tuples of length
+        ``S``. The theorems of docs/theory.md for uniform durations apply only when True."""
+        return not any(isinstance(x, tuple) for x in (self.f, self.b, self.b_I, self.b_W))
+
+    def _field(self, kind: str):
         if kind in ("F", "R"):
             return self.f
         if kind == "B":
@@ -354,6 +426,28 @@ class Instance:
             return value
         raise InstanceError(f"unknown op kind {kind!r}; ops are F B I W R")
 
+    def duration(self, kind: str) -> Fraction:
+        """Duration of an op of ``kind`` in ``F B I W R`` (``R`` costs ``f``).
+
+        Only for a kind whose duration is the same on every stage; per-stage costs need
+        :meth:`duration_of` (an InstanceError says so, rather than answering for one stage).
+        """
+        x = self._field(kind)
+        if isinstance(x, tuple):
+            raise InstanceError(f"op kind {kind} has per-stage durations; use duration_of(kind, s)")
+        return x
+
+    def duration_of(self, kind: str, s: int) -> Fraction:
+        """Duration of an op of ``kind`` on stage ``s`` (``R(j,s)`` costs ``f_s``)."""
+        if not 0 <= s < self.S:
+            raise InstanceError(f"stage {s} is outside 0..{self.S - 1}")
+        return _at(self._field(kind), s)
+
+    def durations_of(self, kind: str) -> tuple[Fraction, ...]:
+        """The duration of ``kind`` on every stage ``s = 0..S-1``."""
+        x = self._field(kind)
+        return x if isinstance(x, tuple) else (x,) * self.S
+
     def with_(self, **changes) -> "Instance":
         """A copy with some fields changed (re-validated)."""
         if "v" in changes or "placement" in changes:
@@ -361,7 +455,7 @@ class Instance:
         elif "P" in changes and self.placement != "explicit":
             changes.setdefault("stage_to_rank", None)
         base = {k: getattr(self, k) for k in ("P", "m", "K", "v", "placement", "stage_to_rank",
-                                              "f", "b", "b_I", "b_W", "c")}
+                                              "f", "b", "b_I", "b_W", "c", "memory")}
         if base["placement"] == "explicit":
             base["placement"] = "looped"
         if "b_I" in changes or "b_W" in changes or ("b" in changes and self.split):
@@ -381,13 +475,15 @@ class Instance:
             d["stage_to_rank"] = list(self.stage_to_rank)
         else:
             d["placement"] = self.placement
-        d["f"] = fraction_json(self.f)
-        if self.b_I is not None and self.b_W is not None:  # split
-            d["b_input"] = fraction_json(self.b_I)
-            d["b_weight"] = fraction_json(self.b_W)
-        d["b"] = fraction_json(self.b)
+        d["f"] = durations_json(self.f)
+        if self.split:
+            d["b_input"] = durations_json(self.b_I)
+            d["b_weight"] = durations_json(self.b_W)
+        d["b"] = durations_json(self.b)
         if self.c:
             d["c"] = fraction_json(self.c)
+        if self.memory is not None:
+            d["memory"] = self.memory.to_json()
         return d
 
     @classmethod
@@ -396,7 +492,7 @@ class Instance:
         if not isinstance(d, dict):
             raise InstanceError(f"an instance must be a JSON object, got {type(d).__name__}")
         known = {"P", "m", "K", "v", "placement", "stage_to_rank", "f", "b", "b_input",
-                 "b_weight", "b_I", "b_W", "c"}
+                 "b_weight", "b_I", "b_W", "c", "memory"}
         for key in ("P", "m"):
             if key not in d:
                 raise InstanceError(f"instance is missing {key!r}")
@@ -407,12 +503,27 @@ class Instance:
             kwargs["b_W"] = kwargs.pop("b_weight")
         if kwargs.get("placement") is None:
             kwargs.pop("placement", None)
+        if kwargs.get("memory") is not None and not _is_memory_model(kwargs["memory"]):
+            from .memory import memory_from_json
+
+            kwargs["memory"] = memory_from_json(kwargs["memory"])
         return cls(**kwargs)
 
 
 def fraction_json(x: Fraction):
     """An exact number for JSON: an int when whole, else the string ``"p/q"``."""
     return int(x) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def durations_json(x):
+    """A duration field for JSON: a number (uniform) or a list with one number per stage."""
+    return [fraction_json(y) for y in x] if isinstance(x, tuple) else fraction_json(x)
+
+
+def _is_memory_model(x) -> bool:
+    from .memory import MemoryModel
+
+    return isinstance(x, MemoryModel)
 
 
 def parse_K(text) -> Optional[int]:

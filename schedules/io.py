@@ -3,6 +3,8 @@
 A document carries the instance (``P, m, v, placement`` or ``stage_to_rank``, ``K``), the
 ``durations`` (``F``, ``B``, ``I``, ``W``; ``B`` defaults to ``I + W``; ``R`` costs ``F``) and
 ``orders`` (GPU -> list of action strings). Unknown top-level keys are ignored.
+Additions: a duration may be a list with one number per stage, ``comm`` (or ``c``) is the
+communication delay, ``memory`` the bytes model (:mod:`schedules.memory`).
 
 >>> doc = {"P": 1, "m": 1, "durations": {"F": 1, "B": 2}, "orders": {"0": ["0F0", "0B0"]}}
 >>> sched = schedule_from_document(doc)
@@ -17,7 +19,8 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from . import limits
-from .instance import Instance, InstanceError, fraction_json, to_fraction
+from .instance import Instance, InstanceError, durations_json, fraction_json, to_fraction
+from .memory import MemoryModelError, memory_from_json
 from .ops import OpError
 from .schedule import Schedule, ScheduleError
 
@@ -139,25 +142,24 @@ def _read_durations(doc: dict, kwargs: dict) -> None:
     if unknown:
         raise DocumentError(f"unknown op kind(s) {sorted(unknown)[:5]} in 'durations'; "
                             f"ops are F B I W R"[:200])
-    f = durations.get("F", 1)
-    if "R" in durations and to_fraction(durations["R"], "durations.R") != to_fraction(f, "durations.F"):
-        raise DocumentError("durations.R must equal durations.F (a recompute repeats the forward)")
-    kwargs["f"] = f
-    if "I" in durations or "W" in durations:
-        if "I" not in durations or "W" not in durations:
-            raise DocumentError("split durations need both 'I' and 'W'")
-        kwargs["b_I"], kwargs["b_W"] = durations["I"], durations["W"]
-        kwargs.pop("b", None)
-        if "B" in durations:
-            kwargs["b"] = durations["B"]
-    elif "B" in durations:
-        kwargs["b"] = durations["B"]
+    kwargs.update(durations_from_document(durations))
+
+
+def _read_comm(doc: dict, kwargs: dict) -> None:
+    c = comm_from_document(doc)
+    if c is not None:
+        kwargs["c"] = c
+
+
+def _read_memory(doc: dict, kwargs: dict) -> None:
+    if doc["memory"] is not None:
+        kwargs["memory"] = memory_from_document(doc["memory"])
 
 
 DOCUMENT_FIELDS: dict[str, Callable[[dict, dict], None]] = {
     "P": _plain("P"), "m": _plain("m"), "K": _plain("K"), "v": _plain("v"),
     "placement": _read_placement, "stage_to_rank": _read_stage_to_rank,
-    "durations": _read_durations, "c": _plain("c"),
+    "durations": _read_durations, "c": _read_comm, "comm": _read_comm, "memory": _read_memory,
 }
 """The instance keys of an orders document and how each one sets :class:`Instance` arguments,
 in this order (a new key is one entry here). Other top-level keys are ignored (CLI.md)."""
@@ -182,6 +184,62 @@ def instance_from_document(doc: dict) -> Instance:
     return Instance(**kwargs)
 
 
+def _duration_entry(value, key: str):
+    """``durations.<key>``: a number, or a list with one number per stage (kept as a list;
+    :class:`Instance` checks its length against ``S``)."""
+    if isinstance(value, list):
+        if not value:
+            raise DocumentError(f"durations.{key} is an empty list; give one number per stage")
+        return [to_fraction(x, f"durations.{key}[{s}]") for s, x in enumerate(value)]
+    if isinstance(value, (dict, tuple)):
+        raise DocumentError(f"durations.{key} must be a number or a list with one number per "
+                            f"stage, got {value!r}")
+    return to_fraction(value, f"durations.{key}")
+
+
+def durations_from_document(durations: dict) -> dict:
+    """Instance keyword arguments ``f``, ``b``, ``b_I``, ``b_W`` from a ``durations`` object.
+
+    Each of ``F B I W`` may be a number or a per-stage list (CLI.md additions); ``B`` defaults to
+    ``I + W`` (split) or 2 (fused); ``R``, if given, must equal ``F`` (a recompute repeats the
+    forward), stage by stage.
+    """
+    parsed = {k: _duration_entry(v, k) for k, v in durations.items()}
+    f = parsed.get("F", 1)
+    if "R" in parsed and parsed["R"] != f:
+        raise DocumentError("durations.R must equal durations.F (a recompute repeats the forward)")
+    out = {"f": f}
+    if "I" in parsed or "W" in parsed:
+        if "I" not in parsed or "W" not in parsed:
+            raise DocumentError("split durations need both 'I' and 'W'")
+        out["b_I"], out["b_W"] = parsed["I"], parsed["W"]
+        if "B" in parsed:
+            out["b"] = parsed["B"]
+    else:
+        out["b"] = parsed.get("B", 2)
+    return out
+
+
+def comm_from_document(doc: dict):
+    """The communication delay ``c``: key ``comm`` (CLI.md additions) or ``c``; None if absent.
+    Both given and different is an error."""
+    have = [k for k in ("comm", "c") if doc.get(k) is not None]
+    if not have:
+        return None
+    values = [to_fraction(doc[k], k) for k in have]
+    if len(set(values)) > 1:
+        raise DocumentError(f"'comm' = {values[0]} and 'c' = {values[1]} disagree")
+    return values[0]
+
+
+def memory_from_document(obj):
+    """The ``memory`` object (CLI.md additions) as a :class:`schedules.memory.MemoryModel`."""
+    try:
+        return memory_from_json(obj)
+    except MemoryModelError as exc:
+        raise DocumentError(str(exc)) from None
+
+
 def schedule_from_document(doc: dict) -> Schedule:
     """Read one orders document into a :class:`Schedule` (raises DocumentError, InstanceError
     or ScheduleError with a message naming the problem)."""
@@ -203,13 +261,15 @@ def document_from_schedule(schedule: Schedule, **extra) -> dict:
         doc["v"] = inst.v
         doc["placement"] = inst.placement
     doc["K"] = inst.K
-    durations = {"F": fraction_json(inst.f), "B": fraction_json(inst.b)}
-    if inst.b_I is not None and inst.b_W is not None:  # split
-        durations["I"] = fraction_json(inst.b_I)
-        durations["W"] = fraction_json(inst.b_W)
+    durations = {"F": durations_json(inst.f), "B": durations_json(inst.b)}
+    if inst.split:
+        durations["I"] = durations_json(inst.b_I)
+        durations["W"] = durations_json(inst.b_W)
     doc["durations"] = durations
     if inst.c:
-        doc["c"] = fraction_json(inst.c)
+        doc["comm"] = fraction_json(inst.c)
+    if inst.memory is not None:
+        doc["memory"] = inst.memory.to_json()
     if schedule.source and "source" not in extra:
         doc["source"] = schedule.source
     doc.update(extra)
@@ -242,5 +302,6 @@ def write_schedule(schedule: Schedule, path: str, **extra) -> None:
         fh.write("\n")
 
 
-INPUT_ERRORS = (DocumentError, InstanceError, ScheduleError, OpError, limits.LimitError)
+INPUT_ERRORS = (DocumentError, InstanceError, ScheduleError, OpError, limits.LimitError,
+                MemoryModelError)
 """Exceptions that mean bad input (exit 2 in the CLI)."""

@@ -33,9 +33,10 @@ from typing import Optional
 
 import numpy as np
 
-from .compiled import B, F, I, R, W, Compiled, compile_schedule, durations_in_units
-from .ops import KINDS, Op
+from .compiled import (B, F, I, KIND_LETTERS, NK, R, RW, W, Compiled, compile_schedule,
+                       durations_in_units, op_durations)
 from .instance import require
+from .ops import Op
 from .schedule import Schedule
 from .validate import Violation, check_structure
 
@@ -49,7 +50,10 @@ class SimulationResult:
     of ``1/unit`` over the ops in GPU order then position (GPU ``p``'s slice is
     ``offsets[p]:offsets[p+1]``); :attr:`start`/:attr:`end` give them per GPU and
     :meth:`op_times` as exact Fractions.
-    ``peak_memory`` is computed from the orders whenever the structure is valid.
+    ``peak_memory`` is computed from the orders whenever the structure is valid; so is
+    ``peak_bytes`` (exact, one per GPU) when the instance has a memory model in bytes
+    (:class:`schedules.memory.MemoryModel`; None otherwise), and a GPU above its ``budget`` is a
+    ``memory`` violation.
     """
 
     schedule: Schedule
@@ -62,6 +66,7 @@ class SimulationResult:
     busy: Optional[list[Fraction]] = None
     peak_memory: Optional[list[int]] = None
     _live: Optional[list[np.ndarray]] = field(default=None, repr=False)
+    peak_bytes: Optional[list[Fraction]] = None
 
     @property
     def start(self) -> Optional[list[list[int]]]:
@@ -133,98 +138,133 @@ class SimulationResult:
         return out
 
 
-def _predecessors(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``pred1, pred2, lag1`` by position: the positions (in ``c``'s order) of the (at most two)
-    predecessors of each listed op, ``n`` (a sentinel that is always finished) when there is none.
+    def memory_profile_bytes(self, p: int) -> list[tuple[Fraction, Fraction]]:
+        """Step function of GPU ``p``'s memory in bytes (needs ``instance.memory``):
+        ``[(time, bytes from then on), ...]`` starting at ``(0, M_p)``. Stored bytes rise at
+        the start of a storing op, freed bytes fall at the end of ``B``/``I``/``W``, and the
+        op kind's transient is held from the start to the end of each op."""
+        if self.start is None:
+            raise ValueError("the schedule has no timing (it is invalid)")
+        mm = self.schedule.instance.memory
+        if mm is None:
+            raise ValueError("the instance has no memory model in bytes")
+        c = compile_schedule(self.schedule)
+        stored, freed, trans, u = byte_events(c)
+        lo, hi = int(self.offsets[p]), int(self.offsets[p + 1])
+        events: dict[int, Fraction] = {}
+        for k in range(lo, hi):
+            t0, t1 = int(self.start_units[k]), int(self.end_units[k])
+            events[t0] = events.get(t0, 0) + Fraction(int(stored[k]) + int(trans[k]), u)
+            events[t1] = events.get(t1, 0) - Fraction(int(freed[k]) + int(trans[k]), u)
+        level = mm.static_of(p)
+        out = [(Fraction(0), level)]
+        for t in sorted(events):
+            if not events[t]:
+                continue
+            level += events[t]
+            if t == 0:
+                out[0] = (Fraction(0), level)
+            else:
+                out.append((Fraction(t, self.unit), level))
+        return out
+
+
+def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
+    """``pred1, pred2, lag1`` over op ids: the (at most two) predecessors of each op id.
 
     pred1: the chain predecessor (previous forward, next stage's input-gradient op, ``F`` of a
     recompute, ``I`` of a ``W``); pred2: the recompute ``R(j,s)`` of a backward op, if any.
-    lag1: the delay ``c`` (in units) when pred1 runs on another GPU. Needs a valid structure
-    (every op a predecessor names is listed once).
+    lag1: the delay ``c`` (in units) when pred1 runs on another GPU.
     """
     inst = c.schedule.instance
-    S, m = inst.S, inst.m
+    S, m, nk = inst.S, inst.m, NK
     size = S * m
-    n = len(c.ids)
-    pos = np.full(len(KINDS) * size + 1, n, dtype=np.int64)  # id -1 -> the sentinel n
-    pos[c.ids] = np.arange(n, dtype=np.int64)
-    kind, stage = c.kind, c.stage
-    pair = stage * m + c.micro
-    none = np.full(n, -1, dtype=np.int64)
-    prev_f = np.where(stage > 0, F * size + pair - m, -1)           # F(j, s-1)
-    nxt = pair + m                                                  # (j, s+1)
-    nxt_grad = np.where(pos[np.minimum(I * size + nxt, len(pos) - 1)] < n, I * size + nxt,
-                        B * size + nxt)
-    grad_pred = np.where(stage < S - 1, nxt_grad, F * size + pair)  # backward's chain pred
-    pred1 = np.select([kind == F, kind == R, kind == W, (kind == B) | (kind == I)],
-                      [prev_f, F * size + pair, I * size + pair, grad_pred], none)
-    pred2 = np.where((kind == B) | (kind == I), R * size + pair, -1)
-    p1 = pos[pred1]
-    p2 = pos[pred2]
-    lag = np.zeros(n, dtype=np.int64)
+    has = np.zeros(nk * size, dtype=bool)
+    has[c.ids] = True
+    has = has.reshape(nk, S, m)
+    base = np.arange(size, dtype=np.int64).reshape(S, m)  # s*m + j
+    pred1 = np.full((nk, S, m), -1, dtype=np.int64)
+    pred2 = np.full((nk, S, m), -1, dtype=np.int64)
+    pred1[F, 1:] = F * size + base[:-1]
+    pred1[R] = F * size + base
+    pred1[W] = I * size + base
+    pred1[RW] = I * size + base        # backward recompute: after I(j,s), before W(j,s)
+    pred2[W] = np.where(has[RW], RW * size + base, -1)
+    # input-gradient op of (j, s+1): B if that pair is fused else I
+    grad = np.where(has[I], I * size + base, B * size + base)
+    for k in (B, I):
+        pred1[k, :-1] = grad[1:]
+        pred1[k, -1] = F * size + base[-1]
+        pred2[k] = np.where(has[R], R * size + base, -1)
+    pred1 = pred1.ravel()
+    lag = np.zeros(nk * size, dtype=np.int64)
     if inst.c:
         s2r = np.asarray(inst.stage_to_rank, dtype=np.int64)
-        other = np.select([kind == F, (kind == B) | (kind == I)], [stage - 1, stage + 1], stage)
-        other = np.clip(other, 0, S - 1)
-        lag[(p1 < n) & (s2r[stage] != s2r[other])] = int(inst.c * inst.unit)
-    return p1, p2, lag
+        stage_of = np.tile(np.repeat(np.arange(S), m), nk)
+        cross = (pred1 >= 0) & (s2r[stage_of] != s2r[stage_of[np.maximum(pred1, 0)]])
+        lag[cross] = int(inst.c * inst.unit)
+    return pred1.tolist(), pred2.ravel().tolist(), lag.tolist()
 
 
-def _timing(c: Compiled, dur_kind: list[int]):
-    """Kahn's pass over the per-GPU sequences, by position.
+def _timing(c: Compiled, table: np.ndarray):
+    """Kahn's pass over the per-GPU sequences.
 
-    Returns ``(end, blocked)``: ``end`` the end time (units) of every op by position (-1 if
-    never run); ``blocked`` the ``(gpu, position, [unfinished predecessor positions])`` where
-    GPUs stopped (empty iff the orders are feasible).
+    Returns ``(end, blocked)``: ``end`` the end time (units) of every op id, -1 if never run;
+    ``blocked`` the ``(gpu, op id, [unfinished predecessors])`` where GPUs stopped (empty iff
+    the orders are feasible).
     """
-    P = c.schedule.instance.P
-    n = len(c.ids)
-    p1a, p2a, laga = _predecessors(c)
-    pred1, pred2, lag1 = p1a.tolist(), p2a.tolist(), laga.tolist()
-    dur = np.asarray(dur_kind, dtype=np.int64)[c.kind].tolist()
-    end = [-1] * n + [0]  # end[n]: the sentinel "no predecessor", finished at 0
-    wait = [-1] * (n + 1)  # the GPU stopped at an op waiting for this one (rarely a second:)
-    more: dict[int, list[int]] = {}
+    inst = c.schedule.instance
+    P = inst.P
+    pred1, pred2, lag1 = _predecessors(c)
+    size = inst.S * inst.m
+    # op id (kind*S + s)*m + j lasts table[kind, s] (per-stage costs)
+    dur: list[int] = np.repeat(table.ravel(), inst.m).tolist()
+    end = [-1] * len(dur)
+    waiters: dict[int, list[int]] = {}
+    ids_all = c.ids.tolist()
     offs = c.offsets.tolist()
-    ptr = offs[:-1]
+    seqs = [ids_all[offs[p]:offs[p + 1]] for p in range(P)]
+    ptr = [0] * P
     tfree = [0] * P
     stack = list(range(P))
     while stack:
         p = stack.pop()
+        seq = seqs[p]
         i = ptr[p]
         t = tfree[p]
-        hi = offs[p + 1]
-        while i < hi:
-            ea = end[pred1[i]]
-            eb = end[pred2[i]]
-            if ea < 0 or eb < 0:
-                a = pred1[i] if ea < 0 else pred2[i]
-                if wait[a] < 0:
-                    wait[a] = p
-                else:
-                    more.setdefault(a, []).append(p)
-                break
-            ea += lag1[i]
-            if eb > ea:
-                ea = eb
-            if ea > t:
-                t = ea
-            t += dur[i]
-            end[i] = t
-            if wait[i] >= 0:
-                stack.append(wait[i])
-                if more and i in more:
-                    stack.extend(more.pop(i))
+        n = len(seq)
+        while i < n:
+            o = seq[i]
+            a = pred1[o]
+            if a >= 0:
+                ea = end[a]
+                if ea < 0:
+                    waiters.setdefault(a, []).append(p)
+                    break
+                ea += lag1[o]
+                if ea > t:
+                    t = ea
+                a = pred2[o]
+                if a >= 0:
+                    ea = end[a]
+                    if ea < 0:
+                        waiters.setdefault(a, []).append(p)
+                        break
+                    if ea > t:
+                        t = ea
+            t += dur[o]
+            end[o] = t
             i += 1
+            if o in waiters:
+                stack.extend(waiters.pop(o))
         ptr[p] = i
         tfree[p] = t
     blocked = []
     for p in range(P):
-        i = ptr[p]
-        if i < offs[p + 1]:
-            waits = [a for a in (pred1[i], pred2[i]) if a < n and end[a] < 0]
-            blocked.append((p, i, waits))
-    end.pop()
+        if ptr[p] < len(seqs[p]):
+            o = seqs[p][ptr[p]]
+            waits = [a for a in (pred1[o], pred2[o]) if a >= 0 and end[a] < 0]
+            blocked.append((p, o, waits))
     return end, blocked
 
 
@@ -232,15 +272,22 @@ def store_release(c: Compiled) -> tuple[np.ndarray, np.ndarray]:
     """Per op (in ``c``'s order): does it store an activation, does it release one (MODEL.md).
 
     The storing op of ``(j,s)`` is ``R(j,s)`` if the pair is recomputed, else ``F(j,s)``; the
-    releasing op is ``W(j,s)`` in split form, else ``B(j,s)``.
+    releasing op is ``W(j,s)`` in split form, else ``B(j,s)``. With backward rematerialization
+    (an ``R`` after ``I(j,s)``), ``I(j,s)`` releases and that ``R`` stores again until ``W``.
     """
-    size = c.schedule.instance.S * c.schedule.instance.m
-    has = np.zeros(len(KINDS) * size, dtype=bool)
-    has[c.ids[c.ids >= 0]] = True
-    pair = c.ids % size
-    store = (c.kind == R) | ((c.kind == F) & ~has[R * size + pair])
-    release = (c.kind == W) | ((c.kind == B) & ~has[W * size + pair])
+    has, pair, size = _present(c)
+    store = (c.kind == R) | (c.kind == RW) | ((c.kind == F) & ~has[R * size + pair])
+    release = ((c.kind == W) | ((c.kind == B) & ~has[W * size + pair])
+               | ((c.kind == I) & has[RW * size + pair]))
     return store, release
+
+
+def _present(c: Compiled):
+    """``(has, pair, size)``: which op ids are listed, each op's pair index ``s*m + j``."""
+    size = c.schedule.instance.S * c.schedule.instance.m
+    has = np.zeros(NK * size, dtype=bool)
+    has[c.ids[c.ids >= 0]] = True
+    return has, c.ids % size, size
 
 
 def _memory(c: Compiled) -> tuple[list[int], list[np.ndarray]]:
@@ -256,6 +303,50 @@ def _memory(c: Compiled) -> tuple[list[int], list[np.ndarray]]:
         lives.append(live)
         peaks.append(int(live.max()) if len(live) else 0)
     return peaks, lives
+
+
+def byte_events(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Per op (in ``c``'s order), in units of ``1/unit`` bytes (MODEL.md, *memory in bytes*):
+    ``(stored, freed, transient, unit)``. ``stored``: ``a_s`` for the storing op of a pair;
+    ``freed`` (at the op's end): ``a_s`` for a fused ``B``, ``a_s - g_s`` for ``I``, ``g_s`` for
+    ``W``; ``transient``: the op kind's transient bytes. Needs ``instance.memory``.
+    Backward rematerialization: ``I`` frees all ``a_s`` and the ``R`` after it stores ``g_s``
+    (the bytes ``W`` uses), freed by ``W``.
+    """
+    inst = c.schedule.instance
+    mm = inst.memory
+    u = mm.unit
+    S = inst.S
+    stage = np.minimum(c.stage, S - 1)
+    a = np.asarray([int(x * u) for x in mm.activation], dtype=object)[stage]
+    g = np.asarray([int(mm.kept(s) * u) for s in range(S)], dtype=object)[stage]
+    store, release = store_release(c)
+    has, pair, size = _present(c)
+    back = has[RW * size + pair]
+    stored = np.where(c.kind == RW, g, np.where(store, a, 0))
+    freed = np.where(c.kind == B, np.where(release, a, 0),
+                     np.where(c.kind == I, np.where(back, a, a - g),
+                              np.where(c.kind == W, g, 0)))
+    trans_kind = np.asarray([int(mm.transient_of(k) * u) for k in KIND_LETTERS], dtype=object)
+    return stored, freed, trans_kind[c.kind], u
+
+
+def _memory_bytes(c: Compiled) -> tuple[list[Fraction], list[np.ndarray], int]:
+    """Peak bytes per GPU and the level (units of ``1/unit`` bytes) during each op, by position:
+    ``M_p + stored(ops <= i) - freed(ops < i) + transient(i)``; an empty GPU holds ``M_p``."""
+    inst = c.schedule.instance
+    mm = inst.memory
+    stored, freed, trans, u = byte_events(c)
+    peaks, levels = [], []
+    for p in range(inst.P):
+        lo, hi = c.offsets[p], c.offsets[p + 1]
+        static = int(mm.static_of(p) * u)
+        st = np.cumsum(stored[lo:hi]) if hi > lo else np.zeros(0, dtype=object)
+        fr = (np.cumsum(freed[lo:hi]) - freed[lo:hi]) if hi > lo else np.zeros(0, dtype=object)
+        level = static + st - fr + trans[lo:hi]
+        levels.append(level)
+        peaks.append(Fraction(max(level.tolist(), default=static), u))
+    return peaks, levels, u
 
 
 def simulate(schedule: Schedule) -> SimulationResult:
@@ -276,30 +367,53 @@ def simulate(schedule: Schedule) -> SimulationResult:
             over = np.flatnonzero(live > inst.K)
             if len(over):
                 k = int(over[0])
-                op = c.op_name(int(c.ids[c.offsets[p] + k]))
+                op = schedule.orders[p][k]
                 violations.append(Violation(
                     "memory", f"GPU {p} holds {int(live[k])} live activations during {op}, "
                               f"above K={inst.K} (peak {peaks[p]})"))
-    dur_kind = durations_in_units(schedule)
-    end, blocked = _timing(c, dur_kind)
+    peak_bytes = None
+    if inst.memory is not None:
+        peak_bytes, levels, u = _memory_bytes(c)
+        budget = inst.memory.budget
+        if budget is not None:
+            for p, level in enumerate(levels):
+                over = [k for k, x in enumerate(level.tolist()) if Fraction(x, u) > budget]
+                if over:
+                    k = over[0]
+                    violations.append(Violation(
+                        "memory", f"GPU {p} holds {_exact(Fraction(level[k], u))} bytes during "
+                                  f"{schedule.orders[p][k]}, above the budget {_exact(budget)} "
+                                  f"(peak {_exact(peak_bytes[p])})"))
+            for p, peak in enumerate(peak_bytes):
+                if not len(levels[p]) and peak > budget:
+                    violations.append(Violation(
+                        "memory", f"GPU {p}'s static bytes {_exact(peak)} exceed the budget "
+                                  f"{_exact(budget)}"))
+    table = durations_in_units(schedule)
+    end, blocked = _timing(c, table)
     if blocked:
         parts = []
         for p, o, waits in blocked:
-            names = ", ".join(f"{c.op_name(int(c.ids[a]))} (GPU {int(c.gpu[a])})" for a in waits)
-            parts.append(f"GPU {p} is blocked at {c.op_name(int(c.ids[o]))} waiting for {names}")
+            names = ", ".join(f"{c.op_name(a)} (GPU {inst.gpu((a // inst.m) % inst.S)})"
+                              for a in waits)
+            parts.append(f"GPU {p} is blocked at {c.op_name(o)} waiting for {names}")
         violations.append(Violation(
             "deadlock", "the orders contradict the precedences: " + "; ".join(parts)))
         return SimulationResult(schedule, tuple(violations), unit=inst.unit, peak_memory=peaks,
-                                _live=lives)
-    end_units = np.asarray(end, dtype=np.int64)
-    dur_units = np.asarray(dur_kind, dtype=np.int64)[c.kind]
+                                _live=lives, peak_bytes=peak_bytes)
+    end_units = np.asarray(end, dtype=np.int64)[c.ids]
+    dur_units = op_durations(c, table)
     start_units = end_units - dur_units
     offs = c.offsets
     busy = [Fraction(int(dur_units[offs[p]:offs[p + 1]].sum()), inst.unit) for p in range(inst.P)]
     last = [int(end_units[offs[p + 1] - 1]) for p in range(inst.P) if offs[p + 1] > offs[p]]
     makespan = Fraction(max(last, default=0), inst.unit)
     return SimulationResult(schedule, tuple(violations), makespan, start_units, end_units, offs,
-                            inst.unit, busy, peaks, lives)
+                            inst.unit, busy, peaks, lives, peak_bytes)
+
+
+def _exact(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
 def validate(schedule) -> list[Violation]:
@@ -312,3 +426,4 @@ def validate(schedule) -> list[Violation]:
 def is_valid(schedule) -> bool:
     """True iff :func:`validate` finds nothing."""
     return not validate(schedule)
+

@@ -9,9 +9,12 @@ A schedule is valid iff it breaks none of these rules (``Violation.rule``):
 ``missing``    a forward, or the backward of some ``(j, s)``, is in no order
 ``durations``  an ``I``/``W`` op in an instance without split durations ``b_I, b_W``
 ``backward``   ``(j, s)`` has its backward in both forms, or ``I`` without ``W`` (or back)
-``recompute``  ``R(j, s)`` listed after the backward of ``(j, s)`` or before ``F(j, s)``
+``recompute``  ``R(j, s)`` listed after the backward of ``(j, s)`` or before ``F(j, s)`` (an
+               ``R`` after ``I(j, s)`` is the backward recompute, MODEL.md *Extensions*:
+               it must come before ``W(j, s)``)
 ``deadlock``   the orders contradict the precedences (no ASAP timing exists)
-``memory``     a GPU holds more than ``K`` live activations
+``memory``     a GPU holds more than ``K`` live activations, or (memory in bytes,
+               ``instance.memory``) more bytes than its ``budget`` at some instant
 ============== =====================================================================
 
 The structural rules are checked here with array operations; ``deadlock`` and ``memory`` come
@@ -30,8 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled import B, Compiled, F, I, R, W
-from .ops import KINDS
+from .compiled import B, KIND_LETTERS, NK, RW, Compiled, F, I, R, W
 
 MAX_MESSAGES_PER_RULE = 10
 
@@ -62,7 +64,7 @@ def check_structure(c: Compiled) -> list[Violation]:
     s2r = np.asarray(inst.stage_to_rank, dtype=np.int64)
 
     def name(k):
-        return f"{c.stage[k]}{KINDS[c.kind[k]]}{c.micro[k]}"
+        return f"{c.stage[k]}{KIND_LETTERS[c.kind[k]]}{c.micro[k]}"
 
     bad_range = np.flatnonzero(c.ids < 0)
     _report(out, "range", [
@@ -78,14 +80,16 @@ def check_structure(c: Compiled) -> list[Violation]:
     if not inst.split:
         nosplit = np.flatnonzero((c.kind == I) | (c.kind == W))
         _report(out, "durations", [
-            f"{name(k)} on GPU {c.gpu[k]}: op {KINDS[c.kind[k]]} needs split backward "
+            f"{name(k)} on GPU {c.gpu[k]}: op {KIND_LETTERS[c.kind[k]]} needs split backward "
             f"durations (b_I, b_W), the instance has fused b only" for k in nosplit])
 
-    counts = np.bincount(c.ids[ok], minlength=len(KINDS) * S * m).reshape(len(KINDS), S, m)
+    counts = np.bincount(c.ids[ok], minlength=NK * S * m).reshape(NK, S, m)
     dup_ids = np.flatnonzero(counts.ravel() > 1)
     _report(out, "duplicate", [
         f"{c.op_name(int(i))} is listed {counts.ravel()[i]} times" +
-        (" (a forward is recomputed at most once)" if i // (S * m) == R else "")
+        (" (a forward is recomputed at most once before its input gradient)"
+         if i // (S * m) == R else
+         " (a forward is recomputed at most once between I and W)" if i // (S * m) == RW else "")
         for i in dup_ids])
     has = counts > 0
     miss_f = np.argwhere(~has[F])
@@ -103,12 +107,16 @@ def check_structure(c: Compiled) -> list[Violation]:
         + " (split backward needs both)" for s, j in half])
 
     # R must sit after F(j,s) and before the backward of (j,s) in its GPU's order
-    if has[R].any():
-        pos = np.full(len(KINDS) * S * m, -1, dtype=np.int64)
+    if has[R].any() or has[RW].any():
+        pos = np.full(NK * S * m, -1, dtype=np.int64)
         local = np.arange(len(c.ids)) - c.offsets[c.gpu]
         pos[c.ids[ok]] = local[ok]
-        pos = pos.reshape(len(KINDS), S, m)
+        pos = pos.reshape(NK, S, m)
         msgs = []
+        for s, j in np.argwhere(has[RW]):
+            if has[W][s, j] and pos[W, s, j] < pos[RW, s, j]:
+                msgs.append(f"{s}R{j} is listed after {s}W{j}: a recompute after the input "
+                            f"gradient {s}I{j} must come before the weight gradient that uses it")
         for s, j in np.argwhere(has[R]):
             pr = pos[R, s, j]
             pb = pos[B, s, j] if has[B][s, j] else pos[I, s, j]

@@ -9,7 +9,16 @@ deliberately naive computation:
   paths, computed with :class:`fractions.Fraction`) or leaves some nodes unordered: a cycle,
   i.e. a deadlock;
 * peak memory is an event sweep over the timed live intervals ``[start(store), end(release))``
-  of MODEL.md (*Resources*), releases before stores at equal times (half-open intervals).
+  of MODEL.md (*Resources*), releases before stores at equal times (half-open intervals);
+* per-stage durations (MODEL.md, *Extensions*): each op lasts its stage's duration, read with
+  ``Instance.duration_of``; the delay ``c`` sits on every precedence arc between two GPUs;
+* memory in bytes (MODEL.md, *Extensions*), when the instance has a ``memory`` model: a second
+  timed event sweep, ``+a_s`` at the start of the storing op, ``-a_s`` at the end of ``B``,
+  ``-(a_s - g_s)`` at the end of ``I``, ``-g_s`` at the end of ``W``, each op's transient from
+  its start to its end, on top of ``M_p``;
+* backward rematerialization (split form): an ``R`` listed after its pair's ``I`` on the same
+  GPU follows ``I`` and precedes ``W``; the pair's first live interval ends with ``I`` (all
+  ``a_s`` bytes freed) and the recompute stores again (``g_s`` bytes) until ``W`` ends.
 
 It assumes the orders are structurally valid (every op once, right GPU, ...); the structural
 rules are the validator's business and are tested separately.
@@ -39,16 +48,28 @@ class ReferenceResult:
     busy: list
     peak: Optional[list]          # from the timed event sweep (None when deadlocked)
     order_peak: list              # live count by walking each GPU's order (timing-free)
+    peak_bytes: Optional[list] = None   # bytes sweep (memory model, not deadlocked)
 
 
-def _key(op):
-    return (op.stage, op.kind, op.microbatch)
+def op_keys(schedule) -> dict:
+    """``{(gpu, position): (stage, kind, microbatch)}``; an ``R`` listed after its pair's ``I`` on
+    the same GPU is the backward recompute (MODEL.md, *Extensions*), kind ``"Rw"``."""
+    keys = {}
+    for p, seq in enumerate(schedule.orders):
+        after_i = set()
+        for i, op in enumerate(seq):
+            pair = (op.stage, op.microbatch)
+            kind = "Rw" if op.kind == "R" and pair in after_i else op.kind
+            if op.kind == "I":
+                after_i.add(pair)
+            keys[(p, i)] = (op.stage, kind, op.microbatch)
+    return keys
 
 
 def precedence_arcs(schedule):
     """``[(u, v)]`` over op keys ``(stage, kind, microbatch)``: u must end before v starts."""
     inst = schedule.instance
-    present = {_key(op) for _, op in schedule.ops()}
+    present = set(op_keys(schedule).values())
     S = inst.S
     arcs = []
 
@@ -68,8 +89,12 @@ def precedence_arcs(schedule):
                 arcs.append(((s, "R", j), me))
         if kind == "W":
             arcs.append(((s, "I", j), me))
+            if (s, "Rw", j) in present:
+                arcs.append(((s, "Rw", j), me))
         if kind == "R":
             arcs.append(((s, "F", j), me))
+        if kind == "Rw":
+            arcs.append(((s, "I", j), me))
     return arcs
 
 
@@ -77,12 +102,11 @@ def reference_simulate(schedule) -> ReferenceResult:
     inst = schedule.instance
     where = {}
     dur = {}
+    keys = op_keys(schedule)
     for p, seq in enumerate(schedule.orders):
         for i, op in enumerate(seq):
-            where[_key(op)] = (p, i)
-            d = inst.f if op.kind in "FR" else inst.b if op.kind == "B" else \
-                inst.b_I if op.kind == "I" else inst.b_W
-            dur[(p, i)] = Fraction(d)
+            where[keys[(p, i)]] = (p, i)
+            dur[(p, i)] = Fraction(inst.duration_of(op.kind, op.stage))
     succ = {node: [] for node in dur}
     indeg = {node: 0 for node in dur}
     lag = {}
@@ -120,38 +144,79 @@ def reference_simulate(schedule) -> ReferenceResult:
         return ReferenceResult(True, None, None, busy, None, order_peak)
     times = {n: (start[n], end[n]) for n in dur}
     makespan = max((e for _, e in times.values()), default=Fraction(0))
-    return ReferenceResult(False, makespan, times, busy, _sweep_peak(schedule, times), order_peak)
+    peak_bytes = _sweep_bytes(schedule, times) if inst.memory is not None else None
+    return ReferenceResult(False, makespan, times, busy, _sweep_peak(schedule, times), order_peak,
+                           peak_bytes)
+
+
+def _sweep_bytes(schedule, times):
+    """Peak bytes per GPU from the timed events (see the module docstring)."""
+    mm = schedule.instance.memory
+    keys = op_keys(schedule)
+    peaks = []
+    for p, seq in enumerate(schedule.orders):
+        pairs = {}
+        for i in range(len(seq)):
+            s, kind, j = keys[(p, i)]
+            pairs.setdefault((s, j), {})[kind] = i
+        events = []
+        for (s, _), ks in pairs.items():
+            a, g = mm.stored(s), mm.kept(s)
+            store = ks.get("R", ks.get("F"))
+            if store is not None:
+                events.append((times[(p, store)][0], a))
+            if "B" in ks:
+                events.append((times[(p, ks["B"])][1], -a))
+            if "I" in ks:
+                events.append((times[(p, ks["I"])][1], -a if "Rw" in ks else -(a - g)))
+            if "Rw" in ks:
+                events.append((times[(p, ks["Rw"])][0], g))
+            if "W" in ks:
+                events.append((times[(p, ks["W"])][1], -g))
+        for i, op in enumerate(seq):
+            t = mm.transient_of(op.kind)
+            events.append((times[(p, i)][0], t))
+            events.append((times[(p, i)][1], -t))
+        events.sort()  # at equal times frees (negative) come first: half-open intervals
+        level = peak = mm.static_of(p)
+        for _, d in events:
+            level += d
+            peak = max(peak, level)
+        peaks.append(peak)
+    return peaks
 
 
 def _store_release(schedule):
-    """Per GPU: {pair: storing position}, {pair: releasing position} (MODEL.md, *Resources*)."""
+    """Per GPU: the live intervals as ``[(storing position, releasing position or None)]``
+    (MODEL.md, *Resources*; a backward recompute adds a second interval ``[R, W]`` and the
+    first one then ends at ``I``)."""
+    keys = op_keys(schedule)
     out = []
-    for seq in schedule.orders:
+    for p, seq in enumerate(schedule.orders):
         kinds = {}
-        for i, op in enumerate(seq):
-            kinds.setdefault((op.stage, op.microbatch), {})[op.kind] = i
-        store, release = {}, {}
+        for i in range(len(seq)):
+            s, kind, j = keys[(p, i)]
+            kinds.setdefault((s, j), {})[kind] = i
+        intervals = []
         for pair, ks in kinds.items():
-            if "R" in ks:
-                store[pair] = ks["R"]
-            elif "F" in ks:
-                store[pair] = ks["F"]
-            if "W" in ks:
-                release[pair] = ks["W"]
-            elif "B" in ks:
-                release[pair] = ks["B"]
-        out.append((store, release))
+            store = ks.get("R", ks.get("F"))
+            if "Rw" in ks:
+                intervals.append((store, ks.get("I")))
+                intervals.append((ks["Rw"], ks.get("W")))
+            elif store is not None:
+                intervals.append((store, ks.get("W", ks.get("B"))))
+        out.append(intervals)
     return out
 
 
 def _sweep_peak(schedule, times):
     peaks = []
-    for p, (store, release) in enumerate(_store_release(schedule)):
+    for p, intervals in enumerate(_store_release(schedule)):
         events = []
-        for pair, i in store.items():
+        for i, r in intervals:
             events.append((times[(p, i)][0], 1))
-            if pair in release:
-                events.append((times[(p, release[pair])][1], -1))
+            if r is not None:
+                events.append((times[(p, r)][1], -1))
         events.sort()  # at equal times -1 sorts before +1: half-open intervals
         live = peak = 0
         for _, d in events:
@@ -163,16 +228,14 @@ def _sweep_peak(schedule, times):
 
 def _order_peak(schedule):
     peaks = []
-    for p, (store, release) in enumerate(_store_release(schedule)):
-        stores_at = set(store.values())
-        releases_at = set(release.values())
+    for p, intervals in enumerate(_store_release(schedule)):
+        stores_at = [i for i, _ in intervals]
+        releases_at = [r for _, r in intervals if r is not None]
         live = peak = 0
         for i in range(len(schedule.orders[p])):
-            if i in stores_at:
-                live += 1
+            live += stores_at.count(i)
             peak = max(peak, live)
-            if i in releases_at:
-                live -= 1
+            live -= releases_at.count(i)
         peaks.append(peak)
     return peaks
 

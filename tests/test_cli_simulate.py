@@ -75,3 +75,30 @@ def test_console_script_reads_stdin():
                           input=json.dumps(doc()), capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and json.loads(proc.stdout)["makespan_exact"] == "33"
     assert "Traceback" not in proc.stderr
+
+
+def test_peak_bytes_and_budget(tmp_path, capsys):
+    d = doc(P=2, m=2, K=None, orders={"0": ["0F0", "0F1", "0B0", "0B1"],
+                                      "1": ["1F0", "1B0", "1F1", "1B1"]})
+    d["durations"] = {"F": [1, 2], "B": [2, 3]}
+    d["comm"] = "1/2"
+    d["memory"] = {"activation": [3, 5], "static": [1, 2], "transient": {"B": 1}, "budget": 7}
+    code, out, err = run(tmp_path, capsys, d, "--json")
+    res = json.loads(out)
+    # GPU 0: 1 static + 3 + 3 + 1 transient during 0B0 = 8; GPU 1: 2 + 5 + 1 during 1B0 = 8
+    assert code == 1 and res["peak_bytes"] == ["8", "8"] and res["budget"] == "7"
+    assert not res["valid"] and "above the budget 7" in res["errors"][0]
+    d["memory"]["budget"] = 8
+    code, out, _ = run(tmp_path, capsys, d, "--json")
+    res = json.loads(out)
+    assert code == 0 and res["valid"] and res["peak_bytes"] == ["8", "8"]
+    # GPU 0: 0F0 [0,1) 0F1 [1,2); GPU 1: 1F0 [3/2,7/2) 1B0 [7/2,13/2) 1F1 [13/2,17/2)
+    # 1B1 [17/2,23/2); GPU 0: 0B0 [7,9) 0B1 [12,14)
+    assert res["makespan_exact"] == "14"
+
+
+def test_bad_memory_object_is_exit_2(tmp_path, capsys):
+    d = doc(P=2, m=1, K=None, orders={"0": ["0F0", "0B0"], "1": ["1F0", "1B0"]})
+    d["memory"] = {"activation": [1, 1, 1], "budget": 3}
+    code, out, err = run(tmp_path, capsys, d)
+    assert code == 2 and "memory.activation lists 3 stages" in err and "Traceback" not in err

@@ -112,3 +112,23 @@ def test_cli_does_not_import_matplotlib():
             "print('matplotlib' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_memory_panel_in_bytes(tmp_path):
+    """A document with a memory model: the panel plots bytes (its curves reach peak_bytes) and
+    the budget line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from schedules import Instance, simulate
+    from schedules.gantt import plot_gantt
+    from schedules.generators import generate
+    from schedules.memory import MemoryModel
+
+    inst = Instance(P=2, m=3, f=[1, 2], b=[2, 3],
+                    memory=MemoryModel(activation=[100, 300], static=[50, 0], budget=700))
+    sched = generate("1f1b", inst)
+    fig = plot_gantt(sched)
+    axm = fig.axes[1]
+    assert axm.get_ylabel() == "bytes"
+    tops = [max(line.get_ydata()) for line in axm.get_lines()]
+    assert sorted(tops) == sorted([float(x) for x in simulate(sched).peak_bytes] + [700.0])

@@ -108,3 +108,18 @@ def test_invalid_base_is_reported():
     bad = Schedule.from_strings(inst, {0: ["0B0", "0F0"], 1: ["1F0", "1B0"]})
     with pytest.raises(RematError, match="invalid"):
         fit_memory(bad, 1)
+
+
+def test_fit_memory_with_per_stage_durations():
+    """fit_memory works on the orders; the polish times them with the stage's durations."""
+    from schedules import Instance, simulate
+    from schedules.generators import generate
+    from schedules.remat import fit_memory
+
+    inst = Instance(P=3, m=5, f=[1, 3, 2], b_I=[2, 1, 3], b_W=[1, 2, 1], c=1)
+    base = generate("zb-h1", inst)
+    for K in (1, 2):
+        fitted = fit_memory(base, K)
+        r = simulate(fitted)
+        assert r.valid and max(r.peak_memory) <= K
+        assert r.makespan >= simulate(base).makespan

@@ -174,6 +174,16 @@ def exact_string(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
+def number_or_none(x):
+    """:func:`number` of ``x``, None for None."""
+    return None if x is None else number(Fraction(x))
+
+
+def exact_or_none(x):
+    """:func:`exact_string` of ``x``, None for None."""
+    return None if x is None else exact_string(Fraction(x))
+
+
 def print_json(obj: Any) -> None:
     json.dump(jsonable(obj), sys.stdout, indent=None)
     sys.stdout.write("\n")

@@ -34,6 +34,7 @@ def simulation_report(schedule) -> dict:
         out.update(makespan=None, makespan_exact=None, bubble_ratio=None)
     out["peak_memory"] = res.peak_memory
     inst = schedule.instance
+    out.update(_bytes_report(inst, res))
     if res.peak_memory is not None:
         K = inst.K if inst.K is not None else max(max(res.peak_memory), 1)
         kinst = inst.with_(K=K)
@@ -51,6 +52,17 @@ def simulation_report(schedule) -> dict:
     else:
         out.update(lower_bound=None, respects_bound=None)
     return out
+
+
+def _bytes_report(inst, res) -> dict:
+    """``peak_bytes`` (exact strings, one per GPU) and ``budget`` when the document has a
+    ``memory`` object (CLI.md additions); nothing otherwise."""
+    if inst.memory is None:
+        return {}
+    budget = inst.memory.budget
+    return {"peak_bytes": None if res.peak_bytes is None else [exact_string(x) for x in
+                                                               res.peak_bytes],
+            "budget": None if budget is None else exact_string(budget)}
 
 
 def run(args) -> int:
@@ -77,4 +89,6 @@ def run(args) -> int:
                 print(f"  makespan {r['makespan_exact']}  lower bound {r['lower_bound_exact']} "
                       f"(K={r['lower_bound_K']})  peak memory {r['peak_memory']}")
                 print("  bubble ratio " + " ".join(f"{x:.3f}" for x in r["bubble_ratio"]))
+            if r.get("peak_bytes") is not None:
+                print(f"  peak bytes {' '.join(r['peak_bytes'])}  budget {r['budget']}")
     return 0 if all(r["valid"] for r in reports) else 1

@@ -15,7 +15,12 @@ from ..schedule import Schedule
 
 
 def optimal_schedule(inst: Instance) -> Optional[Schedule]:
-    """A schedule proven optimal for ``inst``, or None when ``inst`` is not an exact case."""
+    """A schedule proven optimal for ``inst``, or None when ``inst`` is not an exact case.
+
+    The constructions assume uniform durations: per-stage costs (MODEL.md, Extensions) get None.
+    """
+    if not inst.uniform:
+        return None
     name = "single_wave" if inst.v == 1 else "multi_wave"
     try:
         module = importlib.import_module(f"{__name__}.{name}")

@@ -46,8 +46,10 @@ def block_schedule(inst: Instance, forward_gap: Gap = None, backward_gap: Gap = 
     split = inst.split if split is None else split
     P, u = inst.P, inst.unit
     kinds = ("F", "I", "W") if split else ("F", "B")
-    d = {k: int(inst.duration(k) * u) for k in kinds}
-    period = inst.v * sum(d.values())
+    # per kind, the duration on each stage (per-stage costs); the period starts at the work of
+    # the busiest GPU per microbatch
+    d = {k: [int(x * u) for x in inst.durations_of(k)] for k in kinds}
+    period = max(sum(d[k][s] for k in kinds for s in inst.stages_of(p)) for p in range(P))
     while True:
         start = _block(inst, d, period, split, forward_gap, backward_gap)
         if start is not None:
@@ -87,22 +89,22 @@ def _block(inst: Instance, d: dict, period: int, split: bool, forward_gap: Gap,
     t = 0
     for s in range(S):
         gap = forward_gap(s) if (forward_gap and s > 0) else 0
-        t = place(inst.gpu(s), t + gap, d["F"])
+        t = place(inst.gpu(s), t + gap, d["F"][s])
         if t is None:
             return None
         start[s, "F"] = t
-        t += d["F"]
+        t += d["F"][s]
     grad = "I" if split else "B"
     for s in reversed(range(S)):
         gap = backward_gap(s) if (backward_gap and s < S - 1) else 0
-        t = place(inst.gpu(s), t + gap, d[grad])
+        t = place(inst.gpu(s), t + gap, d[grad][s])
         if t is None:
             return None
         start[s, grad] = t
-        t += d[grad]
+        t += d[grad][s]
     if split:
         for s in reversed(range(S)):
-            tw = place(inst.gpu(s), start[s, "I"] + d["I"], d["W"])
+            tw = place(inst.gpu(s), start[s, "I"] + d["I"][s], d["W"][s])
             if tw is None:
                 return None
             start[s, "W"] = tw

@@ -70,7 +70,9 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
             raise GeneratorError(f"memory cap {c} on GPU {p} is below v={v}: a microbatch "
                                  f"needs v activations there")
     u = inst.unit
-    dur = {k: int(inst.duration(k) * u) for k in (("F", "I", "W") if split else ("F", "B"))}
+    # per kind, the duration on each stage (per-stage costs, MODEL.md Extensions)
+    dur = {k: [int(x * u) for x in inst.durations_of(k)]
+           for k in (("F", "I", "W") if split else ("F", "B"))}
     lag = int(inst.c * u)
     gpu = inst.stage_to_rank
     local = [inst.stages_of(p) for p in range(P)]
@@ -133,10 +135,10 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
                             best, best_key = op, k
             if best is None:
                 continue
-            if hold_forward and best.kind == "F" and backward_arrives_before(p, now + dur["F"]):
+            if hold_forward and best.kind == "F" and backward_arrives_before(p, now + dur["F"][best.stage]):
                 continue
             op, s, j = best, best.stage, best.microbatch
-            end = now + dur[op.kind]
+            end = now + dur[op.kind][s]
             orders[p].append(op)
             free[p] = end
             remaining -= 1

@@ -58,6 +58,6 @@ def v_min(inst: Instance) -> Schedule:
 def v_half(inst: Instance) -> Schedule:
     """V-Half of ``inst`` (``v = 2``, vshape, split): a gap of ``f`` before each up-wave forward."""
     _check(inst, "v-half")
-    gap = int(inst.f * inst.unit)
+    gaps = [int(x * inst.unit) for x in inst.durations_of("F")]   # f_s before F(0,s), s >= P
     P = inst.P
-    return block_schedule(inst, forward_gap=lambda s: gap if s >= P else 0, source="v-half")
+    return block_schedule(inst, forward_gap=lambda s: gaps[s] if s >= P else 0, source="v-half")

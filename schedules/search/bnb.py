@@ -105,8 +105,10 @@ class Search:
         self.run_limit = None
         # round trip after F(j,s): the chain between its end and the start of its
         # input-gradient op (an activation stored at F is live at least dF + this + dIG + dW)
-        self.round_trip = [model.tail_after_f[s] - model.dIG - model.tail_after_ig[s]
+        self.round_trip = [model.tail_after_f[s] - model.dIGs[s] - model.tail_after_ig[s]
                            for s in range(S)]
+        # per stage: the shortest live window of a recomputed pair (R, its IG, W)
+        self.wmin = [model.dFs[s] + model.dIGs[s] + model.dWs[s] for s in range(S)]
         # per GPU, the stages it holds (for the bound)
         self.stages_of = [[s for s in range(S) if model.gpu[s] == p] for p in range(P)]
 
@@ -196,7 +198,7 @@ class Search:
         """
         mdl = self.mdl
         S, gpu, fr = mdl.S, mdl.gpu, self.fr
-        dF, dIG, dW = mdl.dF, mdl.dIG, mdl.dW
+        dFs, dIGs, dWs = mdl.dFs, mdl.dIGs, mdl.dWs
         lag_f, lag_b = mdl.lag_f, mdl.lag_b
         tf, tig = mdl.tail_after_f, mdl.tail_after_ig
         pst, pt = self.pst, self.pt
@@ -207,7 +209,9 @@ class Search:
         win = [0] * mdl.P          # live-window time after fr[p] already committed
         und = [[] for _ in range(mdl.P)]   # round trips of pairs whose remat is undecided
         rt = self.round_trip
-        wmin = dF + dIG + dW
+        wmin = self.wmin
+        nwin = [0] * mdl.P         # sum of wmin over the undecided pairs of each GPU
+        dfmin = [1 << 60] * mdl.P  # least forward duration among them
         for j in range(mdl.m):
             nf, nb = self.nf[j], self.nb[j]
             base = j * S
@@ -217,10 +221,13 @@ class Search:
                 h = t + lag_f[s]
                 if h < fr[p]:
                     h = fr[p]
-                ops[p].append((h, dF, tf[s]))
-                t = h + dF
+                ops[p].append((h, dFs[s], tf[s]))
+                t = h + dFs[s]
                 if bounded:
                     und[p].append(rt[s])
+                    nwin[p] += wmin[s]
+                    if dFs[s] < dfmin[p]:
+                        dfmin[p] = dFs[s]
             top = S - 1 - nb
             if nb:
                 t = self.be[j]
@@ -234,20 +241,20 @@ class Search:
                     hr = pt[base + s]
                     if hr < fr[p]:
                         hr = fr[p]
-                    ops[p].append((hr, dF, dIG + tig[s]))
-                    if hr + dF > h:
-                        h = hr + dF
+                    ops[p].append((hr, dFs[s], dIGs[s] + tig[s]))
+                    if hr + dFs[s] > h:
+                        h = hr + dFs[s]
                     if bounded:
-                        win[p] += wmin
+                        win[p] += wmin[s]
                 elif st == RDONE:
                     if pt[base + s] > h:
                         h = pt[base + s]
-                ops[p].append((h, dIG, tig[s]))
-                t = h + dIG
+                ops[p].append((h, dIGs[s], tig[s]))
+                t = h + dIGs[s]
                 if bounded and (st == STORED or st == RDONE):
-                    win[p] += t + dW - fr[p]
+                    win[p] += t + dWs[s] - fr[p]
                 if split:
-                    ops[p].append((t, dW, 0))
+                    ops[p].append((t, dWs[s], 0))
             if split:
                 for s in range(top + 1, S):
                     if pst[base + s] == IDONE:
@@ -255,11 +262,11 @@ class Search:
                         h = pt[base + s]
                         if h < fr[p]:
                             h = fr[p]
-                        ops[p].append((h, dW, 0))
+                        ops[p].append((h, dWs[s], 0))
                         if bounded:
-                            win[p] += h + dW - fr[p]
-            # chain of j: its last op ends no earlier than t (+ dW when split)
-            end = t + dW if split else t
+                            win[p] += h + dWs[s] - fr[p]
+            # chain of j: its last op ends no earlier than t (+ W(j,0) when split)
+            end = t + dWs[0] if split else t
             if top < 0 and not split:
                 end = 0
             if end > best:
@@ -277,9 +284,11 @@ class Search:
                     busy += d
                 u = und[p]
                 n = len(u)
-                w = win[p] + n * wmin
-                # n_s of the n undecided pairs stored at F (the smallest round trips), the rest
-                # recomputed: one more R each; windows sum <= K * (T - fr[p])
+                w = win[p] + nwin[p]
+                # k of the n undecided pairs stored at F (their windows grow by at least the k
+                # smallest round trips), the other n - k recomputed (one more R each, at least
+                # the least forward duration); windows sum <= K * (T - fr[p])
+                dF = dfmin[p] if n else 0
                 busy += n * dF
                 u.sort()
                 lo = None
@@ -381,7 +390,7 @@ class Search:
         old_fr = self.fr[:]
         old = (self.fe[j], self.be[j], self.pst[idx], self.pt[idx], self.live[p], self.left)
         if kind == K_FS or kind == K_FC:
-            e = h + mdl.dF
+            e = h + mdl.dFs[s]
             self.nf[j] += 1
             self.fe[j] = e
             if kind == K_FS:
@@ -394,13 +403,13 @@ class Search:
                 self.left += 1
                 op = Op(s, "F", j)
         elif kind == K_R:
-            e = h + mdl.dF
+            e = h + mdl.dFs[s]
             self.pst[idx] = RDONE
             self.pt[idx] = e
             self.live[p] += 1
             op = Op(s, "R", j)
         elif kind == K_IG:
-            e = h + mdl.dIG
+            e = h + mdl.dIGs[s]
             self.nb[j] += 1
             self.be[j] = e
             if mdl.split:
@@ -413,7 +422,7 @@ class Search:
                 self.live[p] -= 1
                 op = Op(s, "B", j)
         else:  # K_W
-            e = h + mdl.dW
+            e = h + mdl.dWs[s]
             self.pst[idx] = DONE
             self.pt[idx] = 0
             self.live[p] -= 1

@@ -88,8 +88,18 @@ def build(inst: Instance, use_theory: bool = True, known=None,
     T = model.new_int_var(lb, horizon, "T")
     b = Built(inst, mdl, model, T, lb, lb_theory, use_theory, horizon)
     S, m, gpu = mdl.S, mdl.m, mdl.gpu
-    dF, dIG, dW = mdl.dF, mdl.dIG, mdl.dW
+    dFs, dIGs, dWs = mdl.dFs, mdl.dIGs, mdl.dWs
     ig = mdl.ig_kind
+    mem = inst.memory if inst.memory is not None and inst.memory.budget is not None else None
+    bounded = mdl.bounded or mem is not None
+    if mem is not None:
+        # memory in bytes (MODEL.md, Extensions): cumulative over bytes in units of 1/bunit
+        bunit = mem.unit
+        a_b = [int(mem.stored(s) * bunit) for s in range(S)]
+        g_b = [int(mem.kept(s) * bunit) for s in range(S)]
+        t_b = {k: int(mem.transient_of(k) * bunit) for k in ("F", "B", "I", "W", "R")}
+        cap = [int((mem.budget - mem.static_of(p)) * bunit) for p in range(mdl.P)]
+    byte_items: list[list] = [[] for _ in range(mdl.P)]   # (interval, demand)
     ends: dict[Op, object] = {}
     per_gpu: list[list] = [[] for _ in range(mdl.P)]
     live: list[list] = [[] for _ in range(mdl.P)]
@@ -103,17 +113,20 @@ def build(inst: Instance, use_theory: bool = True, known=None,
             itv = model.new_optional_interval_var(s, d, e, optional, f"i{op}")
             b.present[op] = optional
         b.starts[op], ends[op] = s, e
-        per_gpu[gpu[op.stage]].append(itv)
+        p = gpu[op.stage]
+        per_gpu[p].append(itv)
+        if mem is not None and t_b[op.kind]:
+            byte_items[p].append((itv, t_b[op.kind]))
 
     starts = b.starts
     for j in range(m):
         for s in range(S):
-            interval(Op(s, "F", j), dF)
-            interval(Op(s, ig, j), dIG)
+            interval(Op(s, "F", j), dFs[s])
+            interval(Op(s, ig, j), dIGs[s])
             if mdl.split:
-                interval(Op(s, "W", j), dW)
-            if mdl.bounded:
-                interval(Op(s, "R", j), dF, model.new_bool_var(f"r{s}_{j}"))
+                interval(Op(s, "W", j), dWs[s])
+            if bounded:
+                interval(Op(s, "R", j), dFs[s], model.new_bool_var(f"r{s}_{j}"))
         for s in range(S):
             F, G = Op(s, "F", j), Op(s, ig, j)
             if s > 0:
@@ -128,7 +141,7 @@ def build(inst: Instance, use_theory: bool = True, known=None,
                 model.add(starts[W] >= ends[G])
                 release = ends[W]
             model.add(T >= release)
-            if mdl.bounded:
+            if bounded:
                 R = Op(s, "R", j)
                 r = b.present[R]
                 model.add(starts[R] >= ends[F]).only_enforce_if(r)
@@ -137,12 +150,30 @@ def build(inst: Instance, use_theory: bool = True, known=None,
                 model.add(ls == starts[F]).only_enforce_if(~r)
                 model.add(ls == starts[R]).only_enforce_if(r)
                 size = model.new_int_var(0, horizon, f"lz{s}_{j}")
-                live[gpu[s]].append(model.new_interval_var(ls, size, release, f"live{s}_{j}"))
+                itv = model.new_interval_var(ls, size, release, f"live{s}_{j}")
+                live[gpu[s]].append(itv)
+                if mem is not None:
+                    if mdl.split and a_b[s] > g_b[s]:
+                        # a_s - g_s bytes are freed at the end of I, g_s stay until W ends
+                        size2 = model.new_int_var(0, horizon, f"lzi{s}_{j}")
+                        part = model.new_interval_var(ls, size2, ends[G], f"livei{s}_{j}")
+                        byte_items[gpu[s]].append((part, a_b[s] - g_b[s]))
+                        if g_b[s]:
+                            byte_items[gpu[s]].append((itv, g_b[s]))
+                    elif a_b[s]:
+                        byte_items[gpu[s]].append((itv, a_b[s] if not mdl.split else g_b[s]))
     for p in range(mdl.P):
         model.add_no_overlap(per_gpu[p])
-        if mdl.bounded and live[p]:
+        if live[p] and mdl.K is not None:
             model.add_cumulative(live[p], [1] * len(live[p]), mdl.K)
-    _symmetry(b, ends, full=symmetry == "full" or (symmetry == "auto" and not mdl.bounded))
+        if mem is not None:
+            if cap[p] < 0:
+                model.add(T < 0)  # the static bytes alone exceed the budget: infeasible
+            elif byte_items[p]:
+                model.add_cumulative([x for x, _ in byte_items[p]],
+                                     [d for _, d in byte_items[p]], cap[p])
+    if mdl.bounded or mem is None:  # (byte budgets alone: no symmetry rule, not proven there)
+        _symmetry(b, ends, full=symmetry == "full" or (symmetry == "auto" and not bounded))
     model.minimize(T)
     if known is not None:
         b.hinted = canonical(known[1].with_instance(inst))

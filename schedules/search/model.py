@@ -26,11 +26,13 @@ class Model:
     """Integer durations, placement, lags and chain tails of one instance.
 
     ``dIG`` is the duration of the input-gradient op (``b`` fused, ``b_I`` split), ``dW`` that of
-    ``W`` (0 when fused). ``lag_f[s]`` is the delay between ``F(j,s-1)`` and ``F(j,s)`` (``c`` when
+    ``W`` (0 when fused). Per-stage costs (MODEL.md, *Extensions*): ``dFs[s]``, ``dIGs[s]``,
+    ``dWs[s]`` are the durations on stage ``s``; the scalars ``dF, dIG, dW`` are their largest
+    values (the durations themselves when uniform; used only for horizons). ``lag_f[s]`` is the delay between ``F(j,s-1)`` and ``F(j,s)`` (``c`` when
     they run on different GPUs), ``lag_b[s]`` the delay between the input-gradient ops of
     ``(j,s+1)`` and ``(j,s)``. ``tail_after_ig[s]`` is the length of the chain that must still run
     after the input-gradient op of ``(j,s)`` ends (the lower stages' input-gradient ops, then
-    ``W(j,0)``): a lower bound on ``T - end(IG(j,s))``. ``tail_after_f[s]`` is the same after
+    ``W(j,0)``; or ``W(j,s)`` alone if longer): a lower bound on ``T - end(IG(j,s))``. ``tail_after_f[s]`` is the same after
     ``F(j,s)``.
     """
 
@@ -50,37 +52,41 @@ class Model:
     lag_b: tuple[int, ...]
     tail_after_f: tuple[int, ...]
     tail_after_ig: tuple[int, ...]
+    dFs: tuple[int, ...] = ()
+    dIGs: tuple[int, ...] = ()
+    dWs: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, inst: Instance) -> "Model":
         u = inst.unit
         S = inst.S
-        dF = int(inst.f * u)
+        dFs = tuple(int(x * u) for x in inst.durations_of("F"))
         if inst.split:
-            dIG, dW = int(inst.b_I * u), int(inst.b_W * u)
+            dIGs = tuple(int(x * u) for x in inst.durations_of("I"))
+            dWs = tuple(int(x * u) for x in inst.durations_of("W"))
         else:
-            dIG, dW = int(inst.b * u), 0
+            dIGs, dWs = tuple(int(x * u) for x in inst.durations_of("B")), (0,) * S
+        dF, dIG, dW = max(dFs), max(dIGs), max(dWs)
         c = int(inst.c * u)
         gpu = tuple(inst.stage_to_rank)
         lag_f = tuple(0 if s == 0 or gpu[s] == gpu[s - 1] else c for s in range(S))
         lag_b = tuple(0 if s == S - 1 or gpu[s] == gpu[s + 1] else c for s in range(S))
-        tail_ig = [0] * S
-        acc = dW
-        tail_ig[0] = dW
+        chain = dWs[0]            # IG(j,s-1) .. IG(j,0), W(j,0) after IG(j,s)
+        tail_ig = [max(chain, dWs[0])]
         for s in range(1, S):
-            acc += lag_b[s - 1] + dIG
-            tail_ig[s] = acc
+            chain += lag_b[s - 1] + dIGs[s - 1]
+            tail_ig.append(max(chain, dWs[s]))
         tail_f = [0] * S
-        acc = tail_ig[S - 1] + dIG
+        acc = tail_ig[S - 1] + dIGs[S - 1]
         tail_f[S - 1] = acc
         for s in range(S - 2, -1, -1):
-            acc += lag_f[s + 1] + dF
+            acc += lag_f[s + 1] + dFs[s + 1]
             tail_f[s] = acc
         most = inst.v * inst.m
         bounded = inst.K is not None and inst.K < most
         K = inst.K if bounded else most + 1
         return cls(inst, inst.P, inst.m, S, K, bounded, u, dF, dIG, dW, inst.split, gpu,
-                   lag_f, lag_b, tuple(tail_f), tuple(tail_ig))
+                   lag_f, lag_b, tuple(tail_f), tuple(tail_ig), dFs, dIGs, dWs)
 
     @property
     def trivial_horizon(self) -> int:

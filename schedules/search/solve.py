@@ -51,6 +51,11 @@ def solve(inst: Instance, time_limit: Optional[float] = None, engine: str = "sea
     ``channel`` (:mod:`schedules.search.channel`) receives progress and may stop the solve, which
     then returns the best found so far.
     """
+    if inst.memory is not None and inst.memory.budget is not None and engine != "cpsat":
+        if engine == "search":
+            raise ValueError("the search engine does not model memory in bytes; use engine "
+                             "'cpsat' (OR-tools) for an instance with a memory budget")
+        engine = "cpsat"   # portfolio/auto: the search cannot take part
     if engine == "search":
         return solve_search(inst, time_limit, use_known, use_theory, channel=channel)
     if engine == "cpsat":

@@ -1,0 +1,120 @@
+"""``pipebounds best <instance> [-K N | --budget-bytes X --memory JSON] [--backward]
+[--time-limit S] [--solve-time-limit S] [--json]`` (CLI.md, docs/remat.md).
+
+Every applicable family, optimally rematerialized to the budget (:func:`pipebounds.best.best`),
+ranked by makespan. JSON: ``ranking`` (list of ``{family, makespan, makespan_exact, peak,
+status, order, recomputed}``, best first; ``order``: ``natural`` or ``fit_memory``, the
+family's order after fit_memory moved W ops earlier), ``lower_bound`` (+ ``_exact``), ``optimum`` (+ ``_exact``;
+null unless proven), ``optimum_status``, ``gap`` (+ ``gap_exact``: best makespan / reference - 1)
+and ``gap_to`` (``optimum`` or ``lower_bound``), ``skipped`` (family -> reason), ``seconds``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .common import (CLIError, add_instance_flags, exact_or_none, exact_string,
+                     instance_from_args, number_or_none, print_json)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("best", help="every family optimally rematerialized to a budget, ranked",
+                       description="Generate every applicable schedule family, rematerialize "
+                                   "each optimally to the memory budget (its order fixed), rank "
+                                   "them by makespan beside the lower bound and the exact "
+                                   "optimum (when proven quickly).")
+    add_instance_flags(p)
+    p.add_argument("--budget-bytes", type=str, default=None, metavar="X",
+                   help="bytes per GPU (needs --memory); replaces -K")
+    p.add_argument("--memory", type=str, default=None, metavar="JSON|FILE",
+                   help="the memory model (CLI.md 'memory' object), inline JSON or a file")
+    p.add_argument("--backward", action="store_true",
+                   help="also allow backward recomputes (split form; the bound and optimum do "
+                        "not model them)")
+    p.add_argument("--time-limit", type=float, default=20.0, metavar="S",
+                   help="CP-SAT seconds per family (default 20)")
+    p.add_argument("--solve-time-limit", type=float, default=5.0, metavar="S",
+                   help="seconds for the exact optimum, 0 to skip (default 5)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def best_report(res) -> dict:
+    return {
+        "instance": res.instance.to_dict(),
+        "ranking": [{"family": e.family, "makespan": number_or_none(e.makespan),
+                     "makespan_exact": exact_or_none(e.makespan),
+                     "peak": None if e.peak is None else [exact_or_none(x) for x in e.peak],
+                     "status": e.status, "order": e.order,
+                     "recomputed": len(e.result.recomputed) + len(e.result.backward_recomputed)}
+                    for e in res.ranking],
+        "lower_bound": number_or_none(res.lower_bound),
+        "lower_bound_exact": exact_or_none(res.lower_bound),
+        "optimum": number_or_none(res.optimum), "optimum_exact": exact_or_none(res.optimum),
+        "optimum_status": res.optimum_status,
+        "gap": None if res.gap is None else float(res.gap), "gap_exact": exact_or_none(res.gap),
+        "gap_to": res.gap_to, "skipped": res.skipped, "seconds": round(res.seconds, 3),
+    }
+
+
+def _memory_arg(text: str):
+    from schedules.memory import MemoryModelError, memory_from_json
+
+    raw = text
+    if not text.lstrip().startswith("{"):
+        if not os.path.exists(text):
+            raise CLIError(f"--memory: {text!r} is neither a JSON object nor a file")
+        with open(text, encoding="utf-8") as fh:
+            raw = fh.read()
+    try:
+        return memory_from_json(json.loads(raw))
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"--memory: malformed JSON: {exc.msg}") from None
+    except MemoryModelError as exc:
+        raise CLIError(f"--memory: {exc}") from None
+
+
+def run(args) -> int:
+    from schedules.instance import InstanceError, to_fraction
+    from schedules.remat import RematError
+    from ..best import best
+
+    inst = instance_from_args(args)
+    budget = None
+    if args.memory is not None:
+        try:
+            inst = inst.with_(memory=_memory_arg(args.memory))
+        except InstanceError as exc:
+            raise CLIError(str(exc)) from None
+    if args.budget_bytes is not None:
+        if inst.K is not None:
+            raise CLIError("give either -K or --budget-bytes, not both")
+        if args.memory is None:
+            raise CLIError("--budget-bytes needs --memory (the bytes of each stage)")
+        try:
+            budget = to_fraction(args.budget_bytes, "--budget-bytes")
+        except InstanceError as exc:
+            raise CLIError(str(exc)) from None
+    elif inst.K is None:
+        raise CLIError("best needs a memory limit: -K N or --budget-bytes X")
+    try:
+        res = best(inst, K=inst.K if budget is None else None, budget_bytes=budget,
+                   backward=args.backward, time_limit=args.time_limit,
+                   solve_time_limit=args.solve_time_limit or None)
+    except RematError as exc:
+        raise CLIError(str(exc)) from None
+    r = best_report(res)
+    if args.json:
+        print_json(r)
+        return 0
+    print(f"P={inst.P} m={inst.m} v={inst.v} "
+          + (f"K={inst.K}" if budget is None else f"budget {exact_string(budget)} bytes")
+          + f": lower bound {r['lower_bound_exact']}, optimum {r['optimum_exact']} "
+          f"({r['optimum_status']}), gap {r['gap_exact']} (to {r['gap_to']})")
+    for k, e in enumerate(r["ranking"], 1):
+        print(f"  {k:2d}. {e['family']:<15} {e['status']:<10} makespan {e['makespan_exact']}  "
+              f"peak {e['peak']}  recomputes {e['recomputed']}  ({e['order']} order)")
+    for name, why in r["skipped"].items():
+        print(f"      {name:<15} skipped: {why}")
+    return 0

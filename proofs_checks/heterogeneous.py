@@ -1,0 +1,128 @@
+"""Checks of H1-H3 (docs/theory.md, *Per-stage costs and communication*): the bounds of
+:mod:`bounds.heterogeneous` and :func:`bounds.lower_bound` on non-uniform instances are never
+above an exact optimum, and equal it wherever exactness is claimed.
+
+Instances are drawn at random (a fixed seed, so every run checks the same ones): per-stage
+``f_s`` in 1..3 and ``b_s`` in 1..4 (split: ``b_I,s, b_W,s`` in 1..2), ``c`` in {0, 1},
+``P <= 3``, ``m <= 3``, ``v`` in {1, 2} (``S <= 4``), both placements, fused or split,
+``K`` in {1, 2, inf}; every instance has non-uniform durations. Each optimum is proven by
+:func:`schedules.search.solve` with ``use_theory=False`` and no known schedules (the engine
+alone, independent of the bounds); a sample is solved again by CP-SAT (also without the theory)
+and the two optima must agree. Instances the search does not prove within its time limit are
+counted apart, never as checked.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from typing import Optional
+
+from schedules.instance import Instance
+
+from .registry import CheckResult, Context, check
+
+COUNTS = {"quick": 24, "full": 600}
+CPSAT_EVERY = {"quick": 8, "full": 10}
+TIME_LIMIT = 30.0
+
+
+def random_instances(count: int, seed: int = 12) -> list[Instance]:
+    """``count`` non-uniform instances of the declared range (deterministic for a seed)."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        P = rng.choice((1, 2, 2, 3, 3))
+        v = rng.choice((1, 2)) if P <= 2 else 1
+        if P == 1:
+            v = 2
+        S = P * v
+        kw = dict(P=P, m=rng.randint(1, 3), v=v, K=rng.choice((1, 2, None)),
+                  placement=rng.choice(("looped", "vshape")), c=rng.choice((0, 1)),
+                  f=[rng.randint(1, 3) for _ in range(S)])
+        if rng.random() < 0.5:
+            kw["b"] = [rng.randint(1, 4) for _ in range(S)]
+        else:
+            kw["b_I"] = [rng.randint(1, 2) for _ in range(S)]
+            kw["b_W"] = [rng.randint(1, 2) for _ in range(S)]
+        inst = Instance(**kw)
+        if not inst.uniform:
+            out.append(inst)
+    return out
+
+
+def _optimum(inst: Instance, engine: str = "search") -> Optional[Fraction]:
+    from schedules.search import solve
+
+    res = solve(inst, time_limit=TIME_LIMIT, engine=engine, use_known=False, use_theory=False)
+    return res.makespan if res.status == "optimal" else None
+
+
+def compare(inst: Instance, opt: Fraction) -> list[str]:
+    """Problems of the bounds of ``inst`` against its optimum ``opt`` (empty when all hold)."""
+    import bounds
+    from bounds import heterogeneous
+
+    out = []
+    lb = bounds.lower_bound(inst)
+    if lb.value > opt:
+        out.append(f"lower_bound {lb.value} > OPT {opt} on {inst.to_dict()}")
+    if lb.exact and lb.value != opt:
+        out.append(f"lower_bound claimed exact, {lb.value} != OPT {opt} on {inst.to_dict()}")
+    for name, value, exact in heterogeneous.terms(inst):
+        if value > opt:
+            out.append(f"{heterogeneous.THEOREM_IDS[name]} ({name}) {value} > OPT {opt} on "
+                       f"{inst.to_dict()}")
+        if exact and value != opt:
+            out.append(f"{heterogeneous.THEOREM_IDS[name]} claimed exact, {value} != OPT {opt} "
+                       f"on {inst.to_dict()}")
+    return out
+
+
+def _solve_pair(args):
+    k, inst, every = args
+    opt = _optimum(inst)
+    other = None
+    if opt is not None and every and k % every == 0:
+        try:
+            other = _optimum(inst, "cpsat")
+        except ImportError:
+            other = None
+    return opt, other
+
+
+@check("H1-H3 (per-stage costs and c: work, chain, fill-drain)", kind="exhaustive",
+       range={"quick": "24 random non-uniform instances: P<=3, m<=3, v<=2, K in {1,2,inf}, "
+                       "c in {0,1}, fused/split",
+              "full": "600 random non-uniform instances: P<=3, m<=3, v<=2, K in {1,2,inf}, "
+                      "c in {0,1}, fused/split"})
+def heterogeneous_bounds(ctx: Context, instances: Optional[list[Instance]] = None) -> CheckResult:
+    """LB <= OPT (and = where claimed exact) on random non-uniform instances; see module doc."""
+    from .multi_wave import _map
+
+    import bounds
+
+    insts = instances if instances is not None else random_instances(COUNTS[ctx.mode])
+    every = CPSAT_EVERY[ctx.mode]
+    results = _map(ctx, _solve_pair, [(k, inst, every) for k, inst in enumerate(insts)])
+    problems, checked, unsolved, cross, exact_hits = [], 0, 0, 0, 0
+    worst = None
+    for inst, (opt, other) in zip(insts, results):
+        if opt is None:
+            unsolved += 1
+            continue
+        if other is not None:
+            cross += 1
+            if other != opt:
+                problems.append(f"search OPT {opt} != CP-SAT OPT {other} on {inst.to_dict()}")
+        checked += 1
+        problems += compare(inst, opt)
+        lb = bounds.lower_bound(inst)
+        exact_hits += lb.value == opt
+        gap = opt / lb.value
+        worst = gap if worst is None or gap > worst else worst
+    detail = (f"{checked} optima compared ({exact_hits} with LB = OPT), {cross} cross-checked by "
+              f"CP-SAT, {unsolved} unsolved in {TIME_LIMIT:g} s")
+    if problems:
+        detail = "; ".join(problems[:3]) + f" ... ({len(problems)} problems); " + detail
+    return CheckResult(checked, not problems and checked > 0, worst, detail)

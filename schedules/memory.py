@@ -1,0 +1,196 @@
+"""Memory in bytes (MODEL.md, *Extensions: memory in bytes*): :class:`MemoryModel`.
+
+Per stage ``s``: ``activation[s] = a_s`` bytes stored by the storing op of ``(j,s)`` (``F``, or
+``R`` when the pair is recomputed); ``kept_after_input[s] = g_s <= a_s`` bytes of them that stay
+from the end of ``I(j,s)`` until the end of ``W(j,s)`` (split form; the other ``a_s - g_s`` are
+freed at the end of ``I``; a fused ``B`` frees all ``a_s`` at its end). Per GPU ``p``:
+``static[p] = M_p`` bytes always present. Per op kind: ``transient[kind]`` bytes held only while
+an op of that kind runs (``R`` defaults to ``F``'s). ``budget``: the bound on every GPU's memory
+(None: only measured, never binding).
+
+Memory of GPU ``p`` at an instant = ``M_p`` + stored bytes of its live pairs + the transient of
+the op it runs. Events follow the GPU's op order, so the peak is a property of the orders alone:
+the level during the ``i``-th op is ``M_p + stores(ops <= i) - frees(ops < i) + transient(i)``
+(intervals half-open: bytes freed at ``t`` and bytes stored at ``t`` do not overlap), and the
+GPU's peak is the largest such level (``M_p`` for an empty order).
+
+The activation count ``K`` is the case ``a_s = g_s = 1``, ``M_p = 0``, no transients, budget
+``K`` (:meth:`MemoryModel.counting`).
+
+This module is the model layer: it imports nothing from the project.
+
+>>> mm = memory_from_json({"activation": [4, 2], "kept_after_input": [1, 1], "budget": 10})
+>>> mm.activation, mm.kept(0), mm.static_of(1), mm.budget
+((Fraction(4, 1), Fraction(2, 1)), Fraction(1, 1), Fraction(0, 1), Fraction(10, 1))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Optional
+
+TRANSIENT_KINDS = ("F", "B", "I", "W", "R")
+
+
+class MemoryModelError(ValueError):
+    """A memory model field is missing, negative or of the wrong length; the message names it."""
+
+
+def _bytes(value, name: str) -> Fraction:
+    if isinstance(value, bool):
+        raise MemoryModelError(f"{name} must be a number of bytes, got {value!r}")
+    try:
+        if isinstance(value, float):
+            x = Fraction(repr(value))
+        elif isinstance(value, (int, Fraction)):
+            x = Fraction(value)
+        elif isinstance(value, str):
+            x = Fraction(value.strip())
+        else:
+            raise TypeError
+    except (ValueError, ZeroDivisionError, TypeError):
+        raise MemoryModelError(f"{name} must be a number of bytes such as 1024 or 3/2, "
+                               f"got {value!r}") from None
+    if x < 0:
+        raise MemoryModelError(f"{name} must be >= 0, got {x}")
+    return x
+
+
+def _byte_list(values, name: str) -> tuple[Fraction, ...]:
+    if not isinstance(values, (list, tuple)):
+        raise MemoryModelError(f"{name} must be a list of byte counts, got {values!r}")
+    return tuple(_bytes(x, f"{name}[{k}]") for k, x in enumerate(values))
+
+
+@dataclass(frozen=True)
+class MemoryModel:
+    """Bytes per stage and per GPU (see the module docstring); exact Fractions throughout.
+
+    ``activation``: ``a_s``, one per stage. ``kept_after_input``: ``g_s`` (None: ``g_s = a_s``,
+    everything kept until ``W``). ``static``: ``M_p``, one per GPU (None: all 0).
+    ``transient``: ``((kind, bytes), ...)`` for kinds in ``F B I W R`` (absent kinds 0; ``R``
+    defaults to ``F``). ``budget``: the per-GPU bound (None: unconstrained).
+    """
+
+    activation: tuple[Fraction, ...]
+    kept_after_input: Optional[tuple[Fraction, ...]] = None
+    static: Optional[tuple[Fraction, ...]] = None
+    transient: tuple[tuple[str, Fraction], ...] = ()
+    budget: Optional[Fraction] = None
+
+    def __post_init__(self) -> None:
+        a = _byte_list(self.activation, "memory.activation")
+        if not a:
+            raise MemoryModelError("memory.activation must list one byte count per stage")
+        g = None
+        if self.kept_after_input is not None:
+            g = _byte_list(self.kept_after_input, "memory.kept_after_input")
+            if len(g) != len(a):
+                raise MemoryModelError(f"memory.kept_after_input lists {len(g)} stages, "
+                                       f"memory.activation {len(a)}")
+            for s, (x, y) in enumerate(zip(g, a)):
+                if x > y:
+                    raise MemoryModelError(f"memory.kept_after_input[{s}] = {x} exceeds "
+                                           f"memory.activation[{s}] = {y} (g_s <= a_s)")
+        static = None if self.static is None else _byte_list(self.static, "memory.static")
+        items = self.transient.items() if isinstance(self.transient, dict) else self.transient
+        trans = {}
+        for item in items:
+            try:
+                kind, value = item
+            except (TypeError, ValueError):
+                raise MemoryModelError("memory.transient must map op kinds to bytes") from None
+            if kind not in TRANSIENT_KINDS:
+                raise MemoryModelError(f"memory.transient names op kind {kind!r}; ops are "
+                                       f"F B I W R")
+            trans[kind] = _bytes(value, f"memory.transient.{kind}")
+        budget = None if self.budget is None else _bytes(self.budget, "memory.budget")
+        object.__setattr__(self, "activation", a)
+        object.__setattr__(self, "kept_after_input", g)
+        object.__setattr__(self, "static", static)
+        object.__setattr__(self, "transient", tuple(sorted(trans.items())))
+        object.__setattr__(self, "budget", budget)
+
+    # ---------------------------------------------------------------- queries
+    @classmethod
+    def counting(cls, K: Optional[int], S: int) -> "MemoryModel":
+        """The activation count as bytes: ``a_s = g_s = 1``, no static, no transient, budget K."""
+        return cls(activation=(Fraction(1),) * S, budget=None if K is None else Fraction(K))
+
+    def stored(self, s: int) -> Fraction:
+        """``a_s``: bytes the storing op of ``(j,s)`` adds."""
+        return self.activation[s]
+
+    def kept(self, s: int) -> Fraction:
+        """``g_s``: bytes of ``(j,s)`` that stay from the end of ``I`` to the end of ``W``."""
+        return self.activation[s] if self.kept_after_input is None else self.kept_after_input[s]
+
+    def static_of(self, p: int) -> Fraction:
+        """``M_p``: GPU ``p``'s static bytes."""
+        return Fraction(0) if self.static is None else self.static[p]
+
+    def transient_of(self, kind: str) -> Fraction:
+        """Bytes held only while an op of ``kind`` runs (``R`` defaults to ``F``'s)."""
+        d = dict(self.transient)
+        if kind == "R" and "R" not in d:
+            kind = "F"
+        return d.get(kind, Fraction(0))
+
+    def check_shape(self, S: int, P: int) -> None:
+        """Raise MemoryModelError unless the lists fit ``S`` stages and ``P`` GPUs."""
+        if len(self.activation) != S:
+            raise MemoryModelError(f"memory.activation lists {len(self.activation)} stages, "
+                                   f"the instance has S={S}")
+        if self.static is not None and len(self.static) != P:
+            raise MemoryModelError(f"memory.static lists {len(self.static)} GPUs, the instance "
+                                   f"has P={P}")
+
+    @property
+    def unit(self) -> int:
+        """Least common denominator of every byte count (levels are integers in ``1/unit``)."""
+        from math import lcm
+
+        xs = list(self.activation) + list(self.kept_after_input or ()) + list(self.static or ())
+        xs += [x for _, x in self.transient] + ([self.budget] if self.budget is not None else [])
+        return lcm(*(x.denominator for x in xs))
+
+    def to_json(self) -> dict:
+        """The ``memory`` object of an orders document (CLI.md)."""
+        out: dict = {"activation": [_num(x) for x in self.activation]}
+        if self.kept_after_input is not None:
+            out["kept_after_input"] = [_num(x) for x in self.kept_after_input]
+        if self.static is not None:
+            out["static"] = [_num(x) for x in self.static]
+        if self.transient:
+            out["transient"] = {k: _num(x) for k, x in self.transient}
+        out["budget"] = None if self.budget is None else _num(self.budget)
+        return out
+
+
+def _num(x: Fraction):
+    return int(x) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+MEMORY_KEYS = ("activation", "kept_after_input", "static", "transient", "budget")
+
+
+def memory_from_json(obj) -> MemoryModel:
+    """Read the ``memory`` object of an orders document (CLI.md; ``activation`` and ``budget``
+    required, ``budget`` may be null for measuring only)."""
+    if not isinstance(obj, dict):
+        raise MemoryModelError("'memory' must be an object such as "
+                               "{\"activation\": [1, 1], \"budget\": 4}")
+    unknown = sorted(set(obj) - set(MEMORY_KEYS))
+    if unknown:
+        raise MemoryModelError(f"unknown key(s) {unknown} in 'memory'; keys are "
+                               f"{', '.join(MEMORY_KEYS)}")
+    for key in ("activation", "budget"):
+        if key not in obj:
+            raise MemoryModelError(f"'memory' is missing {key!r}")
+    trans = obj.get("transient") or {}
+    if not isinstance(trans, dict):
+        raise MemoryModelError("memory.transient must be an object such as {\"F\": 16}")
+    return MemoryModel(activation=obj["activation"], kept_after_input=obj.get("kept_after_input"),
+                       static=obj.get("static"), transient=tuple(trans.items()),
+                       budget=obj.get("budget"))
