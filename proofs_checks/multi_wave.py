@@ -755,3 +755,34 @@ def split_single_slot_multiwave(ctx: Context) -> CheckResult:
              for mn in ((1, 2) if quick else (1, 2, 3)) for fd, bi, bw in trips]
     return _fresh_terms_valid(ctx, insts, 20.0 if quick else 60.0,
                               ("mw_gpu_subset", "mw_single_slot"))
+
+
+@check("MW7 non-increasing in K (and the whole multi-wave bound)", kind="exhaustive",
+       range={"quick": "v in {2,3}, both placements, P<=3, m<=4, K=1..vm, (f,b) in "
+                       "{(1,2),(3,1)}; split (1,2,1)",
+              "full": "v in {2,3}, both placements, P<=4, m<=6, K=1..vm, (f,b) in "
+                      "{(1,2),(3,1),(1,1),(2,3)}; split (1,2,1), (2,1,1)"})
+def memory_slots_monotone(ctx: Context) -> CheckResult:
+    """docs/theory_multiwave.md, Proposition MW7-mono: MW7 never rises with ``K`` (exact
+    evaluation over the range); the bound ``lower_bound`` is reported too (it must not rise
+    with ``K`` either: every term is valid, and memory only adds constraints)."""
+    quick = ctx.mode == "quick"
+    durs = [(1, 2), (3, 1)] + ([] if quick else [(1, 1), (2, 3)])
+    trips = [(1, 2, 1)] + ([] if quick else [(2, 1, 1)])
+    n, bad = 0, []
+    for pl, vn, Pn, mn in product(("looped", "vshape"), (2, 3), range(2, 4 if quick else 5),
+                                  range(1, 5 if quick else 7)):
+        bases = [Instance(P=Pn, m=mn, v=vn, placement=pl, f=fd, b=bd) for fd, bd in durs]
+        bases += [Instance(P=Pn, m=mn, v=vn, placement=pl, f=fd, b_I=bi, b_W=bw)
+                  for fd, bi, bw in trips]
+        for base in bases:
+            mem = [mw.memory_slots_value(base.with_(K=k)) for k in range(1, vn * mn + 1)]
+            lbs = [lower_bound(base.with_(K=k)).value for k in range(1, vn * mn + 1)]
+            lbs.append(lower_bound(base.with_(K=None)).value)
+            n += 1
+            if any(a is not None and c is not None and c > a for a, c in zip(mem, mem[1:])):
+                bad.append(f"MW7 rises with K: {base.to_dict()} {mem}")
+            if any(c > a for a, c in zip(lbs, lbs[1:])):
+                bad.append(f"LB rises with K: {base.to_dict()} {lbs}")
+    return CheckResult(n, not bad, None, "; ".join(bad[:3]) or
+                       "MW7 and the multi-wave LB non-increasing in K on every instance")
