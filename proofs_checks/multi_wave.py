@@ -588,22 +588,26 @@ def _construction_row(item):
 
     name, inst = item
     res = simulate(getattr(cmw, name)(inst))
-    return inst, res.valid, res.makespan, lower_bound(inst)
+    return inst, res.valid, res.makespan, lower_bound(inst), \
+        (max(res.peak_memory) if res.valid else None)
 
 
-def _reaches_exact_bound(ctx: Context, construction: str, items, want) -> CheckResult:
-    """Every schedule of ``construction`` is valid with makespan ``want(inst)``, and the lower
-    bound equals it and is flagged exact (the construction is then proven optimal)."""
+def _reaches_exact_bound(ctx: Context, construction: str, items, want, peak=None) -> CheckResult:
+    """Every schedule of ``construction`` is valid with makespan ``want(inst)`` (and peak memory
+    ``peak(inst)`` when given: the memory range of the exact claim), and the lower bound equals
+    it and is flagged exact (the construction is then proven optimal)."""
     bad = []
-    for inst, valid, ms_, lb in _map(ctx, _construction_row, [(construction, i) for i in items]):
+    for inst, valid, ms_, lb, pk in _map(ctx, _construction_row,
+                                         [(construction, i) for i in items]):
         w = want(inst)
-        if not valid or ms_ != w or lb.value != w or not lb.exact:
+        if not valid or ms_ != w or lb.value != w or not lb.exact or (
+                peak is not None and pk != peak(inst)):
             bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {w}, "
-                       f"LB {lb.value}, exact {lb.exact}")
+                       f"LB {lb.value}, exact {lb.exact}, peak {pk}")
     return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))
 
 
-@check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4)",
+@check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4) with peak 2 min(m, P)",
        kind="exhaustive",
        range={"quick": "vshape v=2, f=b in {1, 2/3}, P<=10, m<=P or m=kP (k<=4)",
               "full": "vshape v=2, f=b in {1, 2/3, 5/2}, P<=24, m<=P or m=kP (k<=6)"})
@@ -617,7 +621,8 @@ def vshape_periodic_wide(ctx: Context) -> CheckResult:
     return _reaches_exact_bound(
         ctx, "vshape_periodic", items,
         lambda inst: max((4 * inst.P + 2 * (inst.m - 1)) * inst.f,
-                         2 * (2 * inst.m + inst.P - 1) * inst.f))
+                         2 * (2 * inst.m + inst.P - 1) * inst.f),
+        peak=lambda inst: 2 * min(inst.m, inst.P))
 
 
 @check("MW6b vshape m <= P: timetable inequalities of the proof", kind="symbolic",
@@ -672,7 +677,7 @@ def vshape_small_m_inequalities(ctx: Context) -> CheckResult:
     return CheckResult(len(ineqs) + 2, not bad, None, "; ".join(bad))
 
 
-@check("MW6b vshape m <= P construction reaches MW4 (= OPT) for every P, f, b in range",
+@check("MW6b vshape m <= P construction reaches MW4 (= OPT) with peak 2m for every P, f, b in range",
        kind="exhaustive",
        range={"quick": "vshape v=2, P<=8, m<=P, (f,b) in {(1,2),(3,1),(1/2,7/3),(2,9)}",
               "full": "vshape v=2, P<=16, m<=P, 9 duration pairs incl. fractions"})
@@ -684,7 +689,8 @@ def vshape_small_m_wide(ctx: Context) -> CheckResult:
         durs += [(1, 1), (2, 3), (5, 6), (7, 2), (1, 10)]
     items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=bd)
              for Pn in Ps for mn in range(1, Pn + 1) for fd, bd in durs]
-    return _reaches_exact_bound(ctx, "vshape_small_m", items, mw.vshape_pair_value)
+    return _reaches_exact_bound(ctx, "vshape_small_m", items, mw.vshape_pair_value,
+                                peak=lambda inst: 2 * inst.m)
 
 
 def _fresh_row(item):
