@@ -184,11 +184,12 @@ def s1_section() -> list[str]:
     out = ["## 4. S1 at the ZB memories against the published bubbles", "",
            "S1(K = P) = m(f+b) + (P−1)·max(f, f+b_I−b_W), S1(K = 2P−1) = m(f+b) + "
            "(P−1)·max(f, f+b_I−2b_W) for m ≥ K (Corollary S1′, check `split_reductions`). "
-           "Published: m(f+b) + (P−1)(f+b_I−b_W) (ZB-H1), m(f+b) + (P−1)(f+b_I−2b_W) (ZB-H2).",
+           "Published: m(f+b) + (P−1)(f+b_I−b_W) (ZB-H1), "
+           "m(f+b) + (P−1)(f+b_I−2b_W) (ZB-H2).",
            "", "| schedule | P | m | K | f | b_I | b_W | S1 | published | generator simulated |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, c in (("zb-h1", 1), ("zb-h2", 2)):
-        for P, m, f, bi, bw in ((4, 8, 1, 1, 1), (4, 8, 1, 2, 1), (4, 8, 1, 3, 1)):
+        for P, m, f, bi, bw in ((4, 8, 1, 1, 1), (4, 8, 1, 1, 2), (4, 8, 1, 2, 1), (4, 8, 1, 3, 1)):
             K = P if c == 1 else 2 * P - 1
             inst = Instance(P=P, m=m, K=K, f=f, b_I=bi, b_W=bw)
             pub = m * (f + bi + bw) + (P - 1) * (f + bi - c * bw)

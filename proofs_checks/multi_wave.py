@@ -607,7 +607,8 @@ def _reaches_exact_bound(ctx: Context, construction: str, items, want, peak=None
     return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))
 
 
-@check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4) with peak 2 min(m, P)",
+@check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4) "
+       "with peak 2 min(m, P)",
        kind="exhaustive",
        range={"quick": "vshape v=2, f=b in {1, 2/3}, P<=10, m<=P or m=kP (k<=4)",
               "full": "vshape v=2, f=b in {1, 2/3, 5/2}, P<=24, m<=P or m=kP (k<=6)"})
@@ -677,7 +678,8 @@ def vshape_small_m_inequalities(ctx: Context) -> CheckResult:
     return CheckResult(len(ineqs) + 2, not bad, None, "; ".join(bad))
 
 
-@check("MW6b vshape m <= P construction reaches MW4 (= OPT) with peak 2m for every P, f, b in range",
+@check("MW6b vshape m <= P construction reaches MW4 (= OPT) with peak 2m for every P, "
+       "f, b in range",
        kind="exhaustive",
        range={"quick": "vshape v=2, P<=8, m<=P, (f,b) in {(1,2),(3,1),(1/2,7/3),(2,9)}",
               "full": "vshape v=2, P<=16, m<=P, 9 duration pairs incl. fractions"})
