@@ -266,7 +266,7 @@ def _gpu_live_totals(sched):
               "full": "v=1, P <= 6, m <= 10, f, b in {1,2,3,1/2} (split: 8 triples): GPipe, "
                       "1F1B, ZB-H1, ZB-H2, K = 1 constructions"})
 def slot_edge_lemma(ctx: Context) -> CheckResult:
-    """The slot-edge lemma (docs/theory.md, Lemma 2) on simulated schedules: on every GPU with
+    """The slot-edge lemma (docs/theory.md, Lemma L3) on simulated schedules: on every GPU with
     ``n`` activations and at most ``k`` live at once (``k`` = the GPU's peak), the live
     intervals total at most ``k (e - a) - slot_edge(k, f, b_r)``. The lemma is attained with
     equality (GPipe's last GPU: stores back to back from ``a``, releases back to back to ``e``),
