@@ -735,17 +735,16 @@ def _fresh_terms_valid(ctx: Context, insts: list[Instance], time_limit: float,
 @check("MW7-MW9 valid at v = 3, finite K (every term <= OPT; MW1, MW9 tight somewhere)",
        kind="exhaustive",
        range={"quick": "v=3, both placements, P=2, m<=2, K in {1,2,3}, (f,b) in {(1,2),(2,1)}",
-              "full": "v=3, both placements, P<=3, m<=3, K in {1,2,3,4}, (f,b) in "
-                      "{(1,2),(2,1),(1,1)}"})
+              "full": "v=3, both placements, K in {1,2,3}, P=2 with m<=3 and P=3 with m<=2, "
+                      "(f,b) in {(1,2),(2,1),(1,1)}"})
 def three_waves_finite_K(ctx: Context) -> CheckResult:
     quick = ctx.mode == "quick"
     durs = [(1, 2), (2, 1)] + ([] if quick else [(1, 1)])
+    sizes = [(2, 1), (2, 2)] if quick else [(2, 1), (2, 2), (2, 3), (3, 1), (3, 2)]
     insts = [Instance(P=Pn, m=mn, v=3, K=Kn, placement=pl, f=fd, b=bd)
-             for pl in ("looped", "vshape") for Pn in ((2,) if quick else (2, 3))
-             for mn in ((1, 2) if quick else (1, 2, 3)) for Kn in ((1, 2, 3) if quick else
-                                                                   (1, 2, 3, 4))
+             for pl in ("looped", "vshape") for Pn, mn in sizes for Kn in (1, 2, 3)
              for fd, bd in durs if Kn < 3 * mn]
-    return _fresh_terms_valid(ctx, insts, 20.0 if quick else 60.0,
+    return _fresh_terms_valid(ctx, insts, 20.0 if quick else 30.0,
                               ("mw_gpu_subset", "mw_single_slot"))
 
 
