@@ -91,7 +91,8 @@ def _solve_pair(args):
     return opt, other
 
 
-@check("H1-H3 (per-stage costs and c: work, chain, fill-drain)", kind="exhaustive",
+@check("H1-H3 (per-stage costs and c: work, chain, fill-drain)", theorems=("H1", "H2", "H3"),
+       kind="exhaustive",
        range={"quick": "24 random non-uniform instances: P<=3, m<=3, v<=2, K in {1,2,inf}, "
                        "c in {0,1}, fused/split",
               "full": "600 random non-uniform instances: P<=3, m<=3, v<=2, K in {1,2,inf}, "

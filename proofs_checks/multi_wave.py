@@ -245,47 +245,144 @@ def closed_forms_are_subset_bounds(ctx: Context) -> CheckResult:
     return CheckResult(len(cases) + 9, not bad, None, "; ".join(bad))
 
 
-@check("MW5 looped optimum: max(MW2, MW3) closed form and breadth-first timetable inequalities",
-       theorems=("MW5",),
-       kind="symbolic", range="all P, m, v >= 2; f, b > 0 (cases m >= P and m <= P)")
-def looped_timetable(ctx: Context) -> CheckResult:
-    k = sp.Symbol("k", integer=True, nonnegative=True)
+def looped_timetable_times(Pn, mn, vn, fd, bd, M):
+    """The timetable of MW5's proof (docs/theory_multiwave.md, MW5): start times of
+    ``F(j, qP+p)`` and ``B(j, qP+p)`` as functions of ``(j, q, p)``; symbolic or numeric."""
+    TF = (Pn - 1 + (vn - 1) * M + mn) * fd
+
+    def F(j_, q_, p_):
+        return (p_ + q_ * M + j_) * fd
+
+    def B(j_, q_, p_):
+        return TF + (Pn - 1 - p_ + (vn - 1 - q_) * M + j_) * bd
+
+    return F, B, TF
+
+
+def _looped_timetable_constraints(Pn, mn, vn, fd, bd, M):
+    """Every constraint the timetable must satisfy, as ``(name, domain, later start - earlier
+    end)`` with ``domain`` naming the index ranges it is taken over: the GPU orders of
+    ``looped_bfs`` (forward waves ``q = 0..v-1``, then backward waves ``q = v-1..0``, each over
+    ``j = 0..m-1``) and every precedence of MODEL.md, plus the makespan identity."""
+    F, B, _ = looped_timetable_times(Pn, mn, vn, fd, bd, M)
     q, p, j = sp.symbols("q p j", integer=True, nonnegative=True)
+    return [
+        ("GPU order: F(j) -> F(j+1) in a wave", "j<=m-2", F(j + 1, q, p) - (F(j, q, p) + fd)),
+        ("GPU order: forward wave q -> q+1", "q<=v-2",
+         F(0, q + 1, p) - (F(mn - 1, q, p) + fd)),
+        ("GPU order: last forward -> first backward", "p<=P-1",
+         B(0, vn - 1, p) - (F(mn - 1, vn - 1, p) + fd)),
+        ("GPU order: B(j) -> B(j+1) in a wave", "j<=m-2", B(j + 1, q, p) - (B(j, q, p) + bd)),
+        ("GPU order: backward wave q -> q-1", "q>=1", B(0, q - 1, p) - (B(mn - 1, q, p) + bd)),
+        ("precedence F(j,s-1) -> F(j,s), same wave", "p>=1", F(j, q, p) - (F(j, q, p - 1) + fd)),
+        ("precedence F(j,s-1) -> F(j,s), wave q-1 -> q", "q>=1",
+         F(j, q, 0) - (F(j, q - 1, Pn - 1) + fd)),
+        ("precedence B(j,s+1) -> B(j,s), same wave", "p<=P-2",
+         B(j, q, p) - (B(j, q, p + 1) + bd)),
+        ("precedence B(j,s+1) -> B(j,s), wave q+1 -> q", "q<=v-2",
+         B(j, q, Pn - 1) - (B(j, q + 1, 0) + bd)),
+        ("precedence F(j,S-1) -> B(j,S-1)", "j<=m-1",
+         B(j, vn - 1, Pn - 1) - (F(j, vn - 1, Pn - 1) + fd)),
+        ("makespan: B(m-1, 0) ends at the closed form", "identity",
+         (B(mn - 1, 0, 0) + bd) - (Pn - 1 + (vn - 1) * M + mn) * (fd + bd)),
+    ]
+
+
+@check("MW5 looped optimum: max(MW2, MW3) closed form and the breadth-first timetable (every "
+       "GPU-order and precedence constraint, symbolic and op by op)", theorems=("MW5",), kind="symbolic",
+       range={"quick": "sympy: all P, m, v >= 2, f, b > 0, cases m >= P and m <= P; op by op: "
+                       "P <= 4, m <= 6, v <= 3, 2 duration pairs",
+              "full": "sympy: all P, m, v >= 2, f, b > 0, cases m >= P and m <= P; op by op: "
+                      "P <= 6, m <= 10, v <= 4, 4 duration pairs"})
+def looped_timetable(ctx: Context) -> CheckResult:
+    """The proof of MW5 (docs/theory_multiwave.md) is a timetable. Symbolic part: every
+    constraint of :func:`_looped_timetable_constraints`, over its whole index domain (each index
+    range written with fresh naturals), is a polynomial with non-negative coefficients in both
+    cases ``M = m >= P`` and ``M = P >= m``, and the makespan is the closed form, which equals
+    ``max(MW2, MW3)``. Op-by-op part: the timetable of concrete instances respects
+    ``looped_bfs``'s GPU orders without overlap and every precedence of the instance, and ends
+    at :func:`bounds.multi_wave.looped_opt_value`."""
+    from .single_wave import nonnegative_on_naturals
+
+    k, a, c, g, p1, q1, j1 = sp.symbols("k a c g p1 q1 j1", integer=True, nonnegative=True)
+    q, p, j = sp.symbols("q p j", integer=True, nonnegative=True)
+    nat = (k, a, c, g, p1, q1, j1, q, p, j)
     bad, n = [], 0
-    closed = (P - 1 + (v - 1) * sp.Symbol("M") + m) * (f + b)
-    # case m = P + k (M = m) and case P = m + k (M = P)
-    for name, sub, M in (("m>=P", {m: P + k}, P + k), ("m<=P", {P: m + k}, m + k)):
-        mw2 = mw.fill_drain_expr().subs(sub)
-        mw3 = mw.last_stage_expr().subs(sub)
-        cf = closed.subs({sp.Symbol("M"): M}).subs(sub)
-        larger = mw2 if name == "m>=P" else mw3
-        smaller = mw3 if name == "m>=P" else mw2
+    Mx = sp.Symbol("M", positive=True)
+    closed = (P - 1 + (v - 1) * Mx + m) * (f + b)
+    for case in ("m>=P", "m<=P"):
+        # M = max(m, P); the other of m, P is M - k. The domains substitute P, v or m.
+        base = {m: Mx, P: Mx - k} if case == "m>=P" else {P: Mx, m: Mx - k}
+        mw2, mw3 = mw.fill_drain_expr().subs(base), mw.last_stage_expr().subs(base)
         n += 2
-        if not _is_zero(cf - larger):
-            bad.append(f"{name}: closed form != max")
-        diff = sp.factor(sp.expand(larger - smaller))
-        if not (diff.is_nonnegative or _is_zero(diff)):
-            bad.append(f"{name}: {diff} not >= 0")
-        Pm = P.subs(sub) if P in sub else P
-        mm = m.subs(sub) if m in sub else m
-        # timetable inequalities of the proof (units f and b, GPU p, wave q, microbatch j):
-        ineqs = [
-            # wave q's m forwards end before wave q+1 starts: p + qM + m <= p + (q+1)M
-            (p + (q + 1) * M) - (p + q * M + mm),
-            # cross-GPU forward precedence into GPU 0: P + (q-1)M + j <= qM + j
-            (q * M + j) - (Pm + (q - 1) * M + j),
-            # GPU p's forwards end before its first backward: p + (v-1)M + m <= P-1+(v-1)M+m
-            # with p = P-1-k', i.e. difference P-1-p >= 0: checked at p = P-1
-            (Pm - 1 + (v - 1) * M + mm) - ((Pm - 1) + (v - 1) * M + mm),
-            # backward from GPU 0 (wave q+1) into GPU P-1 (wave q): P + (v-2-q)M + j <= (v-1-q)M + j
-            ((v - 1 - q) * M + j) - (Pm + (v - 2 - q) * M + j),
-        ]
-        for e in ineqs:
+        if not _is_zero(closed.subs(base) - (mw2 if case == "m>=P" else mw3)):
+            bad.append(f"{case}: closed form != the larger of MW2, MW3")
+        if not nonnegative_on_naturals(((mw2 - mw3) if case == "m>=P" else (mw3 - mw2))
+                                       .subs(v, 2 + c), nat):
+            bad.append(f"{case}: the other of MW2, MW3 is not smaller")
+        for name, dom, expr in _looped_timetable_constraints(P, m, v, f, b, Mx):
             n += 1
-            d = sp.expand(e)
-            if not (d.is_nonnegative or _is_zero(d)):
-                bad.append(f"{name}: {d} not >= 0")
-    return CheckResult(n, not bad, None, "; ".join(bad))
+            e = expr.subs(base)
+            dsub = {"j<=m-2": {}, "q<=v-2": {v: q + 2 + c},
+                    "p<=P-1": {}, "q>=1": {q: q1 + 1}, "p>=1": {p: p1 + 1},
+                    "p<=P-2": {}, "j<=m-1": {}, "identity": {}}[dom]
+            e = e.subs(dsub)
+            # the index bounds in terms of M: p <= P-1, j <= m-1 where P or m is M or M - k
+            if dom in ("p<=P-1", "p<=P-2"):
+                e = e.subs(Mx, p + (1 if dom == "p<=P-1" else 2) + a
+                           + (k if case == "m>=P" else 0))
+            if dom == "j<=m-1":
+                e = e.subs(Mx, j + 1 + g + (k if case == "m<=P" else 0))
+            if dom == "identity":
+                if not _is_zero(e):
+                    bad.append(f"{case}: {name}: {sp.factor(e)} != 0")
+                continue
+            # v >= 1 and M >= 1 in every case: write v = 1 + c', M = 1 + a'
+            e = e.subs(v, 1 + sp.Symbol("c2", integer=True, nonnegative=True))
+            e = e.subs(Mx, 1 + sp.Symbol("a2", integer=True, nonnegative=True))
+            if not nonnegative_on_naturals(e, nat + tuple(e.free_symbols - {f, b})):
+                bad.append(f"{case}: {name}: {sp.factor(sp.expand(e))} not >= 0")
+    # op by op on concrete instances
+    quick = ctx.mode == "quick"
+    durs = [(1, 2), (3, 1)] if quick else [(1, 2), (3, 1), (1, 1), (Fraction(1, 2), 2)]
+    for Pn, mn, vn, (fd, bd) in product(range(1, 5 if quick else 7), range(1, 7 if quick else 11),
+                                        range(2, 4 if quick else 5), durs):
+        inst = Instance(P=Pn, m=mn, v=vn, f=fd, b=bd)
+        M_ = max(mn, Pn)
+        Ft, Bt, _ = looped_timetable_times(Pn, mn, vn, Fraction(fd), Fraction(bd), M_)
+        start = {}
+        for op in (o for order in looped_bfs(inst).orders for o in order):
+            qq, pp = divmod(op.stage, Pn)
+            start[op] = (Ft if op.kind == "F" else Bt)(op.microbatch, qq, pp)
+        dur = {"F": Fraction(fd), "B": Fraction(bd)}
+        n += 1
+        err = None
+        for order in looped_bfs(inst).orders:
+            for o1, o2 in zip(order, order[1:]):
+                if start[o2] < start[o1] + dur[o1.kind]:
+                    err = f"GPU order {o1} -> {o2}"
+        S = inst.S
+        for (op, t) in start.items():
+            s_, jj = op.stage, op.microbatch
+            if op.kind == "F" and s_ > 0:
+                pred = [o for o in start if o.kind == "F" and o.stage == s_ - 1
+                        and o.microbatch == jj][0]
+            elif op.kind == "B":
+                pred = [o for o in start if o.microbatch == jj and (
+                    (o.kind == "B" and o.stage == s_ + 1) or
+                    (s_ == S - 1 and o.kind == "F" and o.stage == S - 1))][0]
+            else:
+                continue
+            if t < start[pred] + dur[pred.kind]:
+                err = f"precedence {pred} -> {op}"
+        end = max(t + dur[o.kind] for o, t in start.items())
+        if end != mw.looped_opt_value(inst):
+            err = f"timetable ends at {end} != MW5 {mw.looped_opt_value(inst)}"
+        if err:
+            bad.append(f"{inst.to_dict()}: {err}")
+    return CheckResult(n, not bad, None, "; ".join(bad[:3]) or
+                       "every GPU-order and precedence constraint of the timetable holds "
+                       "(sympy, both cases) and op by op; makespan = MW5")
 
 
 @check("MW6 vshape: MW3 <= MW4, and MW2 >= MW4 iff (2m-P-1) min(f,b) >= (P-1) max(f,b)",
@@ -323,9 +420,7 @@ def _fused_row(inst: Instance):
 
 
 @check("MW1 (with MW2-MW5) valid and exact on small fused instances, K = inf; constructions "
-       "valid and optimal (optima by two independent exact solvers)",
-       theorems=("MW1", "MW2", "MW3", "MW4", "MW5"),
-       kind="exhaustive",
+       "valid and optimal (optima by two independent exact solvers)", theorems=("MW1", "MW2", "MW3", "MW4", "MW5"), kind="exhaustive",
        range={"quick": "v=2, looped+vshape, P<=3, m<=4, (f,b) in {(1,1),(1,2),(2,1)}; "
                        "optima.jsonl rows v>=2 with K None or K >= vm",
               "full": "v=2, P<=4, m<=6, (f,b) in {(1,1),(1,2),(2,1),(1,3),(2,3)}; "
@@ -372,9 +467,7 @@ def _split_row(inst: Instance):
     return inst, lower_bound(inst).value, brute_force(inst)
 
 
-@check("MW1 valid on small split instances (b_I, b_W), K = inf",
-       theorems=("MW1",),
-       kind="exhaustive",
+@check("MW1 valid on small split instances (b_I, b_W), K = inf", theorems=("MW1",), kind="exhaustive",
        range={"quick": "v=2, both placements, P=2, m<=3, (f,b_I,b_W) in 4 ratios",
               "full": "v=2, both placements, P<=3, m<=4, 4 ratios"})
 def split_exhaustive(ctx: Context) -> CheckResult:
@@ -408,7 +501,7 @@ def _memory_row(inst: Instance):
 
 
 @check("MW7 memory slots, MW8 forced recomputation (every multi-wave term) valid for finite K",
-       theorems=("MW7", "MW8", "MW9"), kind="exhaustive",
+       theorems=("MW7", "MW8", "MW9", "MW8a", "MW8b"), kind="exhaustive",
        range={"quick": "data/optima.jsonl rows with v>=2, finite K; fresh: P=2, m<=2, K<=2 "
                        "and P=3, m=1, K=1 vshape",
               "full": "data/optima.jsonl rows with v>=2, finite K; fresh: P<=3, m<=3, K<=3"})
@@ -495,23 +588,28 @@ def _construction_row(item):
 
     name, inst = item
     res = simulate(getattr(cmw, name)(inst))
-    return inst, res.valid, res.makespan, lower_bound(inst)
+    return inst, res.valid, res.makespan, lower_bound(inst), \
+        (max(res.peak_memory) if res.valid else None)
 
 
-def _reaches_exact_bound(ctx: Context, construction: str, items, want) -> CheckResult:
-    """Every schedule of ``construction`` is valid with makespan ``want(inst)``, and the lower
-    bound equals it and is flagged exact (the construction is then proven optimal)."""
+def _reaches_exact_bound(ctx: Context, construction: str, items, want, peak=None) -> CheckResult:
+    """Every schedule of ``construction`` is valid with makespan ``want(inst)`` (and peak memory
+    ``peak(inst)`` when given: the memory range of the exact claim), and the lower bound equals
+    it and is flagged exact (the construction is then proven optimal)."""
     bad = []
-    for inst, valid, ms_, lb in _map(ctx, _construction_row, [(construction, i) for i in items]):
+    for inst, valid, ms_, lb, pk in _map(ctx, _construction_row,
+                                         [(construction, i) for i in items]):
         w = want(inst)
-        if not valid or ms_ != w or lb.value != w or not lb.exact:
+        if not valid or ms_ != w or lb.value != w or not lb.exact or (
+                peak is not None and pk != peak(inst)):
             bad.append(f"{inst.to_dict()}: valid {valid}, makespan {ms_}, MW4 {w}, "
-                       f"LB {lb.value}, exact {lb.exact}")
+                       f"LB {lb.value}, exact {lb.exact}, peak {pk}")
     return CheckResult(len(items), not bad, Fraction(1) if not bad else None, "; ".join(bad[:3]))
 
 
-@check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4)",
-       theorems=("MW6",), kind="exhaustive",
+@check("MW6a vshape periodic schedule (f = b; m <= P or P | m) reaches max(MW2, MW4) "
+       "with peak 2 min(m, P)",
+       theorems=("MW6", "MW6a"), kind="exhaustive",
        range={"quick": "vshape v=2, f=b in {1, 2/3}, P<=10, m<=P or m=kP (k<=4)",
               "full": "vshape v=2, f=b in {1, 2/3, 5/2}, P<=24, m<=P or m=kP (k<=6)"})
 def vshape_periodic_wide(ctx: Context) -> CheckResult:
@@ -524,12 +622,11 @@ def vshape_periodic_wide(ctx: Context) -> CheckResult:
     return _reaches_exact_bound(
         ctx, "vshape_periodic", items,
         lambda inst: max((4 * inst.P + 2 * (inst.m - 1)) * inst.f,
-                         2 * (2 * inst.m + inst.P - 1) * inst.f))
+                         2 * (2 * inst.m + inst.P - 1) * inst.f),
+        peak=lambda inst: 2 * min(inst.m, inst.P))
 
 
-@check("MW6b vshape m <= P: timetable inequalities of the proof",
-       theorems=("MW6",),
-       kind="symbolic",
+@check("MW6b vshape m <= P: timetable inequalities of the proof", theorems=("MW6", "MW6b"), kind="symbolic",
        range="v = 2, all P, 1 <= m <= P, 0 < f <= b (f > b by MW0)")
 def vshape_small_m_inequalities(ctx: Context) -> CheckResult:
     # b = f + d, d >= 0; microbatch j <= P-1 written P = j + 1 + e; GPU q; q >= j: q = j + k;
@@ -564,16 +661,26 @@ def vshape_small_m_inequalities(ctx: Context) -> CheckResult:
                 bad.append(f"{name}: {ex}")
         elif not (ex.is_nonnegative or ex == 0):
             bad.append(f"{name}: {ex}")
-    # (vi) parity/range: slot 2j-1-q equals a backward slot 2P-1-q+2i only if j = P + i
+    # (vi) a slotted forward's slot 2j-1-q (in units of b after t0) is never one of GPU q's
+    # backward slots q + 2i (first stage) or 2P-1-q + 2i (second stage), i >= 0. Shown by the
+    # sign or parity of the difference, never by sp.solve (which returns [] for an identity,
+    # whose every j is a solution, as well as for a contradiction):
     i_ = sp.Symbol("i", integer=True, nonnegative=True)
-    sol = sp.solve(sp.Eq(2 * j - 1 - q, 2 * Pj - 1 - q + 2 * i_), j)
-    if sol:
-        bad.append(f"slot collision solvable: {sol}")
-    return CheckResult(len(ineqs) + 1, not bad, None, "; ".join(bad))
+    # second stage: (2P-1-q+2i) - (2j-1-q) = 2(e + 1 + i) with P = j + 1 + e: strictly positive
+    gap2 = sp.expand((2 * Pj - 1 - q + 2 * i_) - (2 * j - 1 - q))
+    if not (gap2.is_positive and not gap2.is_zero):
+        bad.append(f"slot collision with the second stage's backwards possible: {gap2}")
+    # first stage: (2j-1-q) - (q + 2i) = 2(j - q - i) - 1 is odd: never 0
+    gap1 = sp.expand((2 * j - 1 - q) - (q + 2 * i_))
+    half = sp.expand((gap1 + 1) / 2)
+    if not (half.is_integer and sp.expand(2 * half - 1 - gap1) == 0):
+        bad.append(f"slot collision with the first stage's backwards possible: {gap1}")
+    return CheckResult(len(ineqs) + 2, not bad, None, "; ".join(bad))
 
 
-@check("MW6b vshape m <= P construction reaches MW4 (= OPT) for every P, f, b in range",
-       theorems=("MW6",), kind="exhaustive",
+@check("MW6b vshape m <= P construction reaches MW4 (= OPT) with peak 2m for every P, "
+       "f, b in range",
+       theorems=("MW6", "MW6b"), kind="exhaustive",
        range={"quick": "vshape v=2, P<=8, m<=P, (f,b) in {(1,2),(3,1),(1/2,7/3),(2,9)}",
               "full": "vshape v=2, P<=16, m<=P, 9 duration pairs incl. fractions"})
 def vshape_small_m_wide(ctx: Context) -> CheckResult:
@@ -584,7 +691,108 @@ def vshape_small_m_wide(ctx: Context) -> CheckResult:
         durs += [(1, 1), (2, 3), (5, 6), (7, 2), (1, 10)]
     items = [Instance(P=Pn, m=mn, v=2, placement="vshape", f=fd, b=bd)
              for Pn in Ps for mn in range(1, Pn + 1) for fd, bd in durs]
-    return _reaches_exact_bound(ctx, "vshape_small_m", items, mw.vshape_pair_value)
+    return _reaches_exact_bound(ctx, "vshape_small_m", items, mw.vshape_pair_value,
+                                peak=lambda inst: 2 * inst.m)
+
+
+def _fresh_row(item):
+    inst, time_limit = item
+    r = _independent_solve(inst, time_limit)
+    lb = lower_bound(inst)
+    return inst, lb, (r.makespan if r.status == "optimal" else None)
+
+
+def _fresh_terms_valid(ctx: Context, insts: list[Instance], time_limit: float,
+                       must_be_tight: tuple[str, ...]) -> CheckResult:
+    """Solve ``insts`` independently (no bound of :mod:`bounds`, no known schedules); every
+    term of ``lower_bound`` must be ``<= OPT``, ``LB = OPT`` where flagged exact, and each term
+    named in ``must_be_tight`` must equal OPT on at least one instance (otherwise a bound too
+    large by a little could pass unseen: the range must be able to catch it)."""
+    rows = _map(ctx, _fresh_row, [(i, time_limit) for i in insts])
+    bad, pairs, skipped, tight = [], [], 0, {t: 0 for t in must_be_tight}
+    for inst, lb, opt in rows:
+        if opt is None:
+            skipped += 1
+            continue
+        pairs.append((inst, lb.value, opt))
+        for name, val in lb.terms:
+            if val > opt:
+                bad.append(f"INVALID {name} {val} > OPT {opt}: {inst.to_dict()}")
+            if name in tight and val == opt:
+                tight[name] += 1
+        if lb.exact and lb.value != opt:
+            bad.append(f"WRONG EXACT {inst.to_dict()}: LB {lb.value} != OPT {opt}")
+    for name, cnt in tight.items():
+        if not cnt:
+            bad.append(f"term {name} is never tight on the range: an error in it could pass")
+    worst, where, mean, n = _gap_stats(pairs)
+    detail = (f"mean OPT/LB {float(mean):.4f}; worst {worst} at "
+              f"{where.to_dict() if where else '-'}; {skipped} not solved in time; tight: "
+              + ", ".join(f"{k} {v}" for k, v in tight.items()))
+    return CheckResult(n, not bad, worst, "; ".join(bad[:3]) or detail)
+
+
+@check("MW7-MW9 valid at v = 3, finite K (every term <= OPT; MW1, MW9 tight somewhere)",
+       theorems=("MW1", "MW7", "MW8", "MW9"), kind="exhaustive",
+       range={"quick": "v=3, both placements, P=2, m<=2, K in {1,2,3}, (f,b) in {(1,2),(2,1)}",
+              "full": "v=3, both placements, K in {1,2,3}, P=2 with m<=3 and P=3 with m<=2, "
+                      "(f,b) in {(1,2),(2,1),(1,1)}"})
+def three_waves_finite_K(ctx: Context) -> CheckResult:
+    quick = ctx.mode == "quick"
+    durs = [(1, 2), (2, 1)] + ([] if quick else [(1, 1)])
+    sizes = [(2, 1), (2, 2)] if quick else [(2, 1), (2, 2), (2, 3), (3, 1), (3, 2)]
+    insts = [Instance(P=Pn, m=mn, v=3, K=Kn, placement=pl, f=fd, b=bd)
+             for pl in ("looped", "vshape") for Pn, mn in sizes for Kn in (1, 2, 3)
+             for fd, bd in durs if Kn < 3 * mn]
+    return _fresh_terms_valid(ctx, insts, 20.0 if quick else 30.0,
+                              ("mw_gpu_subset", "mw_single_slot"))
+
+
+@check("MW8c, MW9 split forms (K = 1, split backward): every term <= OPT; both tight somewhere",
+       theorems=("MW8", "MW9", "MW8c"), kind="exhaustive",
+       range={"quick": "v=2, both placements, K=1, split, P<=3, m<=2, (f,b_I,b_W) in "
+                       "{(1,1,1),(1,2,1),(1,1,2)}",
+              "full": "v=2, both placements, K=1, split, P<=3, m<=3, (f,b_I,b_W) in "
+                      "{(1,1,1),(1,2,1),(2,1,1),(1,1,2)}"})
+def split_single_slot_multiwave(ctx: Context) -> CheckResult:
+    quick = ctx.mode == "quick"
+    trips = SPLIT_DURATIONS if not quick else [(1, 1, 1), (1, 2, 1), (1, 1, 2)]
+    insts = [Instance(P=Pn, m=mn, v=2, K=1, placement=pl, f=fd, b_I=bi, b_W=bw)
+             for pl in ("looped", "vshape") for Pn in (2, 3)
+             for mn in ((1, 2) if quick else (1, 2, 3)) for fd, bi, bw in trips]
+    return _fresh_terms_valid(ctx, insts, 20.0 if quick else 60.0,
+                              ("mw_gpu_subset", "mw_single_slot"))
+
+
+@check("MW7 non-increasing in K (and the whole multi-wave bound)", theorems=("MW7",), kind="exhaustive",
+       range={"quick": "v in {2,3}, both placements, P<=3, m<=4, K=1..vm, (f,b) in "
+                       "{(1,2),(3,1)}; split (1,2,1)",
+              "full": "v in {2,3}, both placements, P<=4, m<=6, K=1..vm, (f,b) in "
+                      "{(1,2),(3,1),(1,1),(2,3)}; split (1,2,1), (2,1,1)"})
+def memory_slots_monotone(ctx: Context) -> CheckResult:
+    """docs/theory_multiwave.md, Proposition MW7-mono: MW7 never rises with ``K`` (exact
+    evaluation over the range); the bound ``lower_bound`` is reported too (it must not rise
+    with ``K`` either: every term is valid, and memory only adds constraints)."""
+    quick = ctx.mode == "quick"
+    durs = [(1, 2), (3, 1)] + ([] if quick else [(1, 1), (2, 3)])
+    trips = [(1, 2, 1)] + ([] if quick else [(2, 1, 1)])
+    n, bad = 0, []
+    for pl, vn, Pn, mn in product(("looped", "vshape"), (2, 3), range(2, 4 if quick else 5),
+                                  range(1, 5 if quick else 7)):
+        bases = [Instance(P=Pn, m=mn, v=vn, placement=pl, f=fd, b=bd) for fd, bd in durs]
+        bases += [Instance(P=Pn, m=mn, v=vn, placement=pl, f=fd, b_I=bi, b_W=bw)
+                  for fd, bi, bw in trips]
+        for base in bases:
+            mem = [mw.memory_slots_value(base.with_(K=k)) for k in range(1, vn * mn + 1)]
+            lbs = [lower_bound(base.with_(K=k)).value for k in range(1, vn * mn + 1)]
+            lbs.append(lower_bound(base.with_(K=None)).value)
+            n += 1
+            if any(a is not None and c is not None and c > a for a, c in zip(mem, mem[1:])):
+                bad.append(f"MW7 rises with K: {base.to_dict()} {mem}")
+            if any(c > a for a, c in zip(lbs, lbs[1:])):
+                bad.append(f"LB rises with K: {base.to_dict()} {lbs}")
+    return CheckResult(n, not bad, None, "; ".join(bad[:3]) or
+                       "MW7 and the multi-wave LB non-increasing in K on every instance")
 
 
 def _reversed(sched, inst_rev: Instance):
@@ -639,7 +847,7 @@ def time_reversal(ctx: Context) -> CheckResult:
 
 
 @check("MW8d one microbatch at K = 1: the forced-recomputation chain is a schedule reaching MW1",
-       theorems=("MW8d", "MW1", "MW8"), kind="exhaustive",
+       theorems=("MW8d", "MW1", "MW8", "MW8c"), kind="exhaustive",
        range={"quick": "m = 1, K = 1, v in {2, 3}, P <= 4, both placements, fused and split",
               "full": "m = 1, K = 1, v in {2, 3, 4}, P <= 8, both placements, fused and split"})
 def single_microbatch_multi_wave(ctx: Context) -> CheckResult:

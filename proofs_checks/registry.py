@@ -107,10 +107,12 @@ class Theorem:
 
 def _theorems() -> dict[str, Theorem]:
     from bounds import evaluate as ev
+    from bounds import heterogeneous as het
     from bounds import multi_wave as mw
     from bounds import single_wave as sw
 
     T, M = "docs/theory.md#", "docs/theory_multiwave.md#"
+    H = "A.9 Per-stage costs and communication (H1–H3)"
 
     def t0(inst):
         return max(x for _, x, _ in ev.basic_terms(inst))
@@ -121,43 +123,64 @@ def _theorems() -> dict[str, Theorem]:
         return max(vals) if vals else None
 
     entries = [
-        Theorem("T0", "work and chain", T + "2. Theorem 0 (work and chain)", t0,
+        Theorem("T0", "work and chain", T + "A.3 Theorem 0 (work and chain)", t0,
                 lambda i: i.m == 1 and i.v == 1 and not i.c, ("work", "critical_path")),
-        Theorem("T1", "fill-drain", T + "3. Theorem 1 (fill-drain) and the non-binding exact case",
+        Theorem("T1", "fill-drain", T + "A.4 Theorem 1 (fill-drain) and 1F1B",
                 sw.fill_drain_value,
                 lambda i: sw.nonbinding_memory(i) or sw.single_group_exact(i), ("fill_drain",)),
-        Theorem("T2", "memory-time", T + "4. Theorem 2 (memory-time, any `K`)",
+        Theorem("T2", "memory-time", T + "A.5 Theorem 2 (memory-time, any `K`)",
                 sw.memory_time_value, None, ("memory_time",)),
         Theorem("T3", "single slot (fused and split forms)",
-                T + "5. Theorem 3 (single slot, `K = 1`)", sw.single_slot_value,
+                T + "A.6 Theorem 3 (single slot, `K = 1`)", sw.single_slot_value,
                 sw.single_slot_exact, ("single_slot",)),
-        Theorem("S1", "split drain", T + "6. Split backward (`I` + `W`)", sw.split_drain_value,
+        Theorem("S1", "split drain", T + "A.7 Split backward (`I` + `W`)", sw.split_drain_value,
                 None, ("split_drain",)),
-        Theorem("S2", "split first input-gradient", T + "6. Split backward (`I` + `W`)",
+        Theorem("S2", "split first input-gradient", T + "A.7 Split backward (`I` + `W`)",
                 sw.split_first_input_value, None, ("split_first_input",)),
-        Theorem("S3", "split memory-time", T + "6. Split backward (`I` + `W`)",
+        Theorem("S3", "split memory-time", T + "A.7 Split backward (`I` + `W`)",
                 sw.split_memory_time_value, None, ("split_memory_time",)),
-        Theorem("MW0", "time reversal (lemma)", M + "MW0 (time reversal)", lemma=True),
-        Theorem("MW1", "GPU subset", M + "MW1 (GPU-subset bound)", mw.gpu_subset_value, None,
+        Theorem("MW0", "time reversal (lemma)", M + "B.2 MW0 (time reversal)", lemma=True),
+        Theorem("MW1", "GPU subset", M + "B.3 MW1 and its closed-form sets", mw.gpu_subset_value, None,
                 ("mw_gpu_subset",)),
-        Theorem("MW2", "fill-drain", M + "MW1 (GPU-subset bound)", mw.fill_drain_value, None,
+        Theorem("MW2", "fill-drain", M + "B.3 MW1 and its closed-form sets", mw.fill_drain_value, None,
                 ("mw_fill_drain",)),
-        Theorem("MW3", "last stage", M + "MW1 (GPU-subset bound)", mw.last_stage_value, None,
+        Theorem("MW3", "last stage", M + "B.3 MW1 and its closed-form sets", mw.last_stage_value, None,
                 ("mw_last_stage",)),
-        Theorem("MW4", "vshape adjacent pair", M + "MW1 (GPU-subset bound)",
+        Theorem("MW4", "vshape adjacent pair", M + "B.3 MW1 and its closed-form sets",
                 mw.vshape_pair_value, None, ("mw_vshape_pair",)),
-        Theorem("MW5", "looped optimum", M + "MW5 (looped optimum) — exact for every `P, m, v`",
+        Theorem("MW5", "looped optimum", M + "B.4 MW5 (looped optimum)",
                 mw.looped_opt_value, lambda i: mw.exact_case(i) == "looped", ("mw_looped_opt",)),
-        Theorem("MW6", "vshape optimum (v = 2)", M + "MW6 (vshape, `v = 2`)",
+        Theorem("MW6", "vshape optimum (v = 2)", M + "B.5 MW6 (vshape, `v = 2`)",
                 mw.vshape_opt_value, lambda i: mw.exact_case(i) == "vshape", ("mw_vshape_opt",)),
-        Theorem("MW7", "memory slots", M + "MW7 (memory slots, finite `K`)",
+        Theorem("MW7", "memory slots", M + "B.6 Memory",
                 mw.memory_slots_value, None, ("mw_memory_slots",)),
-        Theorem("MW8", "forced recomputation", M + "MW8 (forced recomputation, `K < v`)", mw8,
+        Theorem("MW8", "forced recomputation", M + "B.6 Memory", mw8,
                 None, ("mw_forced_remat", "mw_vshape_forced_remat")),
         Theorem("MW8d", "one microbatch at K = 1 (exact)",
-                M + "MW8 (forced recomputation, `K < v`)", mw.gpu_subset_value,
+                M + "B.6 Memory", mw.gpu_subset_value,
                 mw.single_microbatch_exact, ("mw_gpu_subset",)),
-        Theorem("MW9", "single slot per GPU", M + "MW8 (forced recomputation, `K < v`)",
+        Theorem("H1", "per-GPU work, per-stage costs", T + H, het.work, None, ("hetero_work",)),
+        Theorem("H2", "chain with delays", T + H, het.chain, het.chain_exact, ("hetero_chain",)),
+        Theorem("H3", "fill-drain per GPU, per-stage costs", T + H,
+                lambda i: max(x for _, x in het.fill_drain(i)), None,
+                ("hetero_fill_drain", "hetero_fill_drain_input")),
+        Theorem("T3b", "T3 exact for P <= 2 (construction)",
+                T + "A.6 Theorem 3 (single slot, `K = 1`)", sw.single_slot_value,
+                lambda i: i.v == 1 and i.K == 1 and i.P <= 2, lemma=True),
+        Theorem("T3c", "one activation suffices for m <= 2 + b/f (construction)",
+                T + "A.4 Theorem 1 (fill-drain) and 1F1B", sw.fill_drain_value,
+                sw.single_group_exact, lemma=True),
+        Theorem("MW6a", "vshape periodic construction (f = b)", M + "B.5 MW6 (vshape, `v = 2`)",
+                mw.vshape_opt_value, None, lemma=True),
+        Theorem("MW6b", "vshape m <= P construction", M + "B.5 MW6 (vshape, `v = 2`)",
+                mw.vshape_pair_value, None, lemma=True),
+        Theorem("MW8a", "forced recomputation, K < v", M + "B.6 Memory", mw.forced_remat_value,
+                None, lemma=True),
+        Theorem("MW8b", "forced recomputation, vshape K = 1", M + "B.6 Memory",
+                mw.vshape_forced_remat_value, None, lemma=True),
+        Theorem("MW8c", "MW1 with the forced-recomputation chains (K = 1)", M + "B.6 Memory",
+                mw.gpu_subset_value, None, lemma=True),
+        Theorem("MW9", "single slot per GPU", M + "B.6 Memory",
                 mw.single_slot_value, None, ("mw_single_slot",)),
     ]
     return {t.id: t for t in entries}

@@ -16,7 +16,7 @@ from schedules import Instance
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ("docs/theory.md", "docs/theory_multiwave.md")
-ID = re.compile(r"^\| ((?:T|S|MW)\d+[a-z]?)\b")
+ID = re.compile(r"^\| ((?:T|S|MW|H)\d+[a-z]?)\b")
 
 
 def doc_ids() -> set[str]:
