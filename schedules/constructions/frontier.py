@@ -1,32 +1,28 @@
 """Schedules at the memory frontier: fill-drain makespan with few activations (docs/theory_frontier.md).
 
 For a single-wave fused instance the unconstrained optimum is T1 ``= (m + P - 1)(f + b)``
-(docs/theory.md, Theorem 1). :func:`timetable_schedule` looks for a schedule that reaches T1
-holding at most ``K`` activations per GPU, by recomputing some pairs, inside the **1F1B
-timetable** (Lemma KF-T of docs/theory_frontier.md):
+(docs/theory.md, Theorem 1). :func:`frontier_schedule` looks for a schedule that reaches T1
+holding at most ``K`` activations per GPU, recomputing some pairs (KF3's construction side).
 
-* ``B(j, p)`` runs on ``[E(j, p) - b, E(j, p)]``, ``E(j, p) = P f + (P - p) b + j (f + b)``;
-* between ``B(j, p)`` and ``B(j+1, p)`` lies one *gap* ``g_j(p) = [E(j, p), E(j, p) + f]``,
-  room for one forward or one recompute (``j = 0 .. m-2``);
-* before ``B(0, p)`` lies the *warm-up* ``[p f, P f + (d - 1) b]`` (``d = P - p``), room for
-  ``w_p = d + floor((d - 1) b / f)`` back-to-back ops; the warm-up runs ``F(0..a_p-1, p)``.
+**Search.** GPU ``P-1`` runs 1F1B, whose times are forced (its window is exactly its work:
+``F(j, P-1)`` on ``[(P-1) f + j B, P f + j B]``, ``B = f + b``). Then GPUs ``P-2, ..., 0`` in
+turn: a depth-first search builds GPU ``p``'s op sequence against the *fixed times of GPU
+``p+1``*: each op starts as soon as GPU ``p`` is free, a backward ``B(k, p)`` no earlier than
+``B(k, p+1)`` ends, a forward ``F(j, p)`` must end by the start of ``F(j, p+1)`` (its
+deadline), the last backward must end by ``T1 - p b`` (Fact W), and at most ``K`` activations
+are live. Pairs are numbered in the order of their backwards (the same on every GPU: an
+optimal schedule need not treat microbatches in index order, and here it does not). Choices at
+each step: the next backward; a kept forward (earliest deadline first: swapping two kept
+forwards changes no live count); a free forward of any pair (recomputed later); a recompute of
+the pending pair with the earliest backward. Failed states are memoised; the search
+backtracks across GPUs (a choice on GPU ``p`` fixes GPU ``p-1``'s deadlines) within a node
+budget. GPU ``p``'s forwards are not checked against GPU ``p-1`` while ``p`` is built: their
+start times are GPU ``p-1``'s deadlines, and GPU 0 (no predecessor) starts at 0.
 
-A forward of GPU ``p`` placed in gap ``g_i(p)`` ends before gap ``g_{i+1}(p+1)`` starts
-(``E(i, p) + f = E(i+1, p+1) - b``... precisely ``E(i, p) + f <= E(i + 1, p + 1)``), and a
-warm-up forward ``F(j, p)`` ends at ``(p + j + 1) f``, when ``F(j, p+1)`` may start. So per-GPU
-op sequences fit the timetable when (i) a microbatch forwarded in the warm-up of GPU ``p+1`` is
-forwarded in the warm-up of GPU ``p`` too, (ii) a forward in gap ``g_i(p+1)`` has its
-predecessor in the warm-up or in a gap ``g_{i'}(p)`` with ``i' <= i - 1``, (iii) a recomputed
-pair ``(j, p)`` has its ``R`` in gap ``g_{j-1}(p)`` and its forward earlier, and (iv) the last
-GPU runs plain 1F1B (its window is exactly its work). The ASAP timing of such orders is no
-later than the timetable, so the makespan is T1 (a lower bound: equality), and the peak memory
-is read off the orders. Every returned schedule is checked by :func:`schedules.simulate.simulate`
-(valid, makespan T1, peak ``<= K``), so a returned schedule *is* the certificate.
-
-The search: GPUs from ``P - 2`` up to ``0``; for each, a depth-first search over the warm-up
-length, which forwards are kept or free, and which gaps hold a forward or stay idle (the
-recomputes are forced into gap ``j - 1``), under the deadlines that GPU ``p + 1``'s choice
-imposes and the memory limit ``K``; backtracking across GPUs, with a node budget.
+**Certificate.** The orders are simulated: the schedule is returned only if it is valid, its
+makespan is T1 and its peak is ``<= K``. Since T1 is a lower bound for every ``K``, such a
+schedule proves ``OPT(K) = T1``, i.e. ``K* <= K``. None means only that the search found
+nothing within its budget.
 
 >>> from schedules import Instance, simulate
 >>> s = frontier_schedule(Instance(P=4, m=8, K=2, f=1, b=2))
@@ -45,18 +41,11 @@ from ..schedule import Schedule
 from ..simulate import simulate
 
 DEFAULT_NODES = 200_000
-"""Node budget of :func:`timetable_schedule` (all GPUs together)."""
+"""Node budget of :func:`frontier_schedule` (all GPUs together)."""
 
 
 class _Budget(Exception):
     pass
-
-
-def warmup_capacity(inst: Instance, p: int) -> int:
-    """``w_p = d + floor((d - 1) b / f)`` ops of length ``f`` fit before ``B(0, p)`` in the
-    timetable (``d = P - p``), capped at ``m``."""
-    d = inst.P - p
-    return min(inst.m, d + int((d - 1) * Fraction(inst.b) // Fraction(inst.f)))
 
 
 def _gpu_plans(m: int, K: int, f: Fraction, b: Fraction, start: Fraction, end: Fraction,
@@ -141,7 +130,7 @@ def _gpu_plans(m: int, K: int, f: Fraction, b: Fraction, start: Fraction, end: F
 def frontier_schedule(inst: Instance, K: Optional[int] = None,
                        nodes: int = DEFAULT_NODES) -> Optional[Schedule]:
     """A schedule of ``inst`` (``v = 1``, fused, no delay) with makespan T1 and at most ``K``
-    (default ``inst.K``) activations per GPU, found in the 1F1B timetable (module docstring);
+    (default ``inst.K``) activations per GPU, found by the search of the module docstring;
     None when the search finds none within ``nodes`` (no claim: not a proof of absence)."""
     if inst.v != 1 or inst.split or inst.c or getattr(inst, "per_stage", False):
         return None
