@@ -72,6 +72,22 @@ def _certified(sched: Optional[Schedule], K: int, target: Fraction) -> Optional[
     return None
 
 
+def _known_schedule(inst: Instance, K: int, target: Fraction) -> Optional[Schedule]:
+    """A known schedule (every applicable generator, fitted to ``K`` by rematerialization)
+    that reaches ``target`` with peak ``<= K``, or None."""
+    from schedules.generators import GENERATORS, GeneratorError, generate
+    from schedules.remat import RematError
+
+    for name in GENERATORS:
+        try:
+            sched = generate(name, inst)
+        except (GeneratorError, RematError):
+            continue
+        if _certified(sched, K, target) is not None:
+            return sched
+    return None
+
+
 def _solve(inst: Instance, time_limit: float):
     from schedules.search import solve
 
@@ -113,11 +129,11 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
             if cert is None and K == K_max:
                 from schedules.constructions.single_wave import one_f_one_b
                 cert = _certified(one_f_one_b(base.with_(K=K)), K, opt_inf)
-        elif K == kf.memory_never_binds(base):
-            lb = lower_bound(base)
-            if lb.exact:
-                high = K
-                break
+        if cert is None:
+            cert = _known_schedule(base.with_(K=K), K, opt_inf)
+        if cert is None and K == kf.memory_never_binds(base):
+            high = K  # K = v m: memory never binds
+            break
         if cert is None and time_limit > 0:
             r = _solve(base.with_(K=K), time_limit)
             if r.schedule is not None and r.makespan == opt_inf:
