@@ -62,6 +62,11 @@ class Frontier:
     def K_star(self) -> Optional[int]:
         return self.K_star_high
 
+    def to_row(self) -> dict:
+        """One JSON-able row (the CLI's JSON object with the instance): used by
+        ``pipebounds sweep --task frontier``."""
+        return {"instance": self.instance.to_dict(), **frontier_report(self)}
+
 
 def _certified(sched: Optional[Schedule], K: int, target: Fraction) -> Optional[Schedule]:
     if sched is None:
