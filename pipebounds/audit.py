@@ -107,6 +107,23 @@ EQUAL = ((1, 1, 1),)
 PAIRS = ((1, 1), (1, 2), (2, 1), (1, 3))
 
 
+TWOS = tuple(product((1, 2), repeat=3))
+V_STATED_2P = "P 2..6, m 2P..3P, f, b_I, b_W in {1,2}"
+V_GRID_2P = _split_grid(range(2, 7), lambda P: (2 * P, 3 * P), TWOS, v=2, placement="vshape")
+V_STATED_3P = "P 2..8, m = 3P, f, b_I, b_W in {1,2}"
+V_GRID_3P = _split_grid(range(2, 9), lambda P: (3 * P,), TWOS, v=2, placement="vshape")
+
+
+def _v_memory(name: str, label: str, microbatches: Callable[[int], int], formula: str) -> Claim:
+    """V-Half / V-Min: peak at most ``2 microbatches(P)`` stage activations."""
+    return Claim(f"{name}-memory", f"{label} holds {formula} microbatches of activations "
+                 f"(2·({formula}) stage activations)", "Qi et al. (NeurIPS 2024)", "memory",
+                 name, V_STATED_3P, V_GRID_3P, lambda r: max(r.peak_memory),
+                 lambda i: 2 * microbatches(i.P), compare=lambda a, c: a <= c,
+                 holds_if=lambda i: i.f == i.b_I == i.b_W, holds_if_text="f = b_I = b_W",
+                 note=f"the building-block {label} of schedules.generators")
+
+
 def _interleaved_grid():
     return [Instance(P=P, m=m, v=v, f=1, b=2) for P in range(2, 6) for v in (2, 3, 4)
             for m in range(P, 3 * P + 1)]
@@ -163,46 +180,22 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("zbv", "ZB-V: zero bubble at F=B=W, m >= 2P, with 1F1B's memory (2P stage "
           "activations = P microbatches)",
           "Qi et al., Pipeline Parallelism with Controllable Memory (NeurIPS 2024)", "span",
-          "zbv", "P 2..6, m 2P..3P, f, b_I, b_W in {1,2}",
-          _split_grid(range(2, 7), lambda P: (2 * P, 3 * P), tuple(product((1, 2), repeat=3)),
-                      v=2, placement="vshape"),
+          "zbv", V_STATED_2P, V_GRID_2P,
           lambda r: (rank_bubble(r), max(r.peak_memory)),
           lambda i: (Fraction(0), 2 * i.P),
           compare=lambda a, c: a[0] == c[0] and a[1] <= c[1],
           holds_if=lambda i: i.f == i.b_I == i.b_W, holds_if_text="f = b_I = b_W, m >= 2P"),
-    Claim("v-half-memory", "V-Half holds (P+2)//2 microbatches of activations "
-          "(2((P+2)//2) stage activations)",
-          "Qi et al. (NeurIPS 2024)", "memory", "v-half",
-          "P 2..8, m = 3P, f, b_I, b_W in {1,2}",
-          _split_grid(range(2, 9), lambda P: (3 * P,), tuple(product((1, 2), repeat=3)),
-                      v=2, placement="vshape"),
-          lambda r: max(r.peak_memory), lambda i: 2 * ((i.P + 2) // 2),
-          compare=lambda a, c: a <= c,
-          holds_if=lambda i: i.f == i.b_I == i.b_W, holds_if_text="f = b_I = b_W",
-          note="the building-block V-Half of schedules.generators"),
-    Claim("v-min-memory", "V-Min holds (P+4)//3 microbatches of activations "
-          "(2((P+4)//3) stage activations)",
-          "Qi et al. (NeurIPS 2024)", "memory", "v-min",
-          "P 2..8, m = 3P, f, b_I, b_W in {1,2}",
-          _split_grid(range(2, 9), lambda P: (3 * P,), tuple(product((1, 2), repeat=3)),
-                      v=2, placement="vshape"),
-          lambda r: max(r.peak_memory), lambda i: 2 * ((i.P + 4) // 3),
-          compare=lambda a, c: a <= c,
-          holds_if=lambda i: i.f == i.b_I == i.b_W, holds_if_text="f = b_I = b_W",
-          note="the building-block V-Min of schedules.generators"),
+    _v_memory("v-half", "V-Half", lambda P: (P + 2) // 2, "(P+2)//2"),
+    _v_memory("v-min", "V-Min", lambda P: (P + 4) // 3, "(P+4)//3"),
     Claim("dualpipev-bubble", "DualPipe(V) bubble (PP/2-1)(F&B+B-3W), PP = 2P stages",
           "deepseek-ai/DualPipe README", "span", "dualpipev",
-          "P 2..6, m 2P..3P, f, b_I, b_W in {1,2}",
-          _split_grid(range(2, 7), lambda P: (2 * P, 3 * P), tuple(product((1, 2), repeat=3)),
-                      v=2, placement="vshape"),
+          V_STATED_2P, V_GRID_2P,
           rank_bubble, _dualpipe_claimed, compare=lambda a, c: a <= c,
           note="overlapped F&B chunks run as F then B (no overlap in this model); the claim is "
                "read as an upper bound on the per-rank bubble"),
     Claim("dualpipev-memory", "DualPipe(V) holds PP+1 activations (PP = 2P stages)",
           "deepseek-ai/DualPipe README", "memory", "dualpipev",
-          "P 2..6, m 2P..3P, f, b_I, b_W in {1,2}",
-          _split_grid(range(2, 7), lambda P: (2 * P, 3 * P), tuple(product((1, 2), repeat=3)),
-                      v=2, placement="vshape"),
+          V_STATED_2P, V_GRID_2P,
           lambda r: max(r.peak_memory), lambda i: 2 * i.P + 1, compare=lambda a, c: a <= c),
     Claim("megatron-warmup", "Megatron interleaved warm-up: rank r runs 2(P-r-1)+(v-1)P "
           "forwards before its first backward",
@@ -240,11 +233,11 @@ def _size(inst: Instance):
     return (inst.P, inst.m, inst.v, inst.f + inst.b, inst.f, inst.b_I or 0)
 
 
-def _json(x):
+def json_value(x):
     if isinstance(x, Fraction):
         return str(x.numerator) if x.denominator == 1 else str(x)
     if isinstance(x, (tuple, list)):
-        return [_json(y) for y in x]
+        return [json_value(y) for y in x]
     return x
 
 
@@ -267,8 +260,8 @@ def evaluate(claim: Claim) -> Verdict:
     rng = claim.stated if inside else f"{claim.holds_if_text} (within {claim.stated})"
     inst, r, measured, claimed = (inside or fails)[0]
     doc = document_from_schedule(r.schedule, source=claim.generator, claim=claim.id,
-                                 definition=claim.definition, claimed=_json(claimed),
-                                 measured=_json(measured))
+                                 definition=claim.definition, claimed=json_value(claimed),
+                                 measured=json_value(measured))
     return Verdict(claim, verdict, rng, n, len(fails), doc)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipebounds.audit import CLAIMS, VERDICTS, audit, evaluate, markdown, remeasure
+from pipebounds.audit import CLAIMS, VERDICTS, audit, evaluate, json_value, markdown, remeasure
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,15 +43,7 @@ def test_counterexamples_simulate_to_a_contradiction(verdicts, tmp_path):
         measured, claimed, compare = remeasure(v.claim.id, doc)
         assert not compare(measured, claimed), v.claim.id
         assert json.dumps(doc["measured"]) == json.dumps(
-            json.loads(json.dumps(_js(measured))))
-
-
-def _js(x):
-    if isinstance(x, Fraction):
-        return str(x.numerator) if x.denominator == 1 else str(x)
-    if isinstance(x, (tuple, list)):
-        return [_js(y) for y in x]
-    return x
+            json.loads(json.dumps(json_value(measured))))
 
 
 def test_claims_md_is_generated_from_the_audit(verdicts):
