@@ -150,3 +150,20 @@ def kf2_matches_bound(ctx: Context) -> CheckResult:
                 if a != c:
                     return CheckResult(n, False, None, f"{inst}: KF3 value {a} != bound's {c}")
     return CheckResult(n, True, None, "")
+
+
+@check("K* bracket on split and multi-wave instances (agreement with independent optima)",
+       kind="exhaustive",
+       range={"quick": "independent rows of data/optima.jsonl, split or v >= 2, P <= 2",
+              "full": "every independent row of data/optima.jsonl, split or v >= 2, finite K "
+                      "(1,594 rows, 649 instances)"})
+def frontier_table_general(ctx: Context) -> CheckResult:
+    """No solving: the bracket ``[K_star_low, K_star_high]`` from the bounds and the known
+    schedules fitted to ``K`` must contain the table's ``K*``, and be the table's ``K*`` where
+    it closes."""
+    from .table import optima_rows
+
+    P_max = 2 if ctx.mode == "quick" else 99
+    rows = optima_rows(lambda i: i.K is not None and not i.c and (i.split or i.v > 1)
+                       and i.P <= P_max)
+    return table_agreement(rows, _frontier_no_solve, single_only=False)
