@@ -12,13 +12,15 @@
   with ``C_d(K)``: ``(m - r_d)(d - 1) + m + k(k - 1)/2 <= K (m + d - 1)``,
   ``r_d = min(m, floor((d - 1)(f + b)/f))``, ``k = min(K, m)``: Theorem 2 (memory-time) on the
   GPU with ``d`` stages to go, at makespan T1.
-* **KF3** (``v = 1``, fused, ``f <= b``, conjecture checked on a declared range):
-  ``K* = max(KF2, 1 + [m > 2 + b/f])``.
+* **KF3** (``v = 1``, fused, ``b >= 2 f``, conjecture checked on a declared range):
+  ``K* = max(KF2, 1 + [m > 2 + b/f])`` (false for ``b < 2 f``).
+* **KF4** (``v = 2``, fused, ``m >= P``; observed, open): looped with ``f <= b``:
+  ``K* = P + 1``; vshape with ``f = b``: ``K* = 2 P``.
 
 :func:`K_star_low` is the generic lower bound (any instance): the least ``K`` whose proven lower
 bound does not exceed a known ``OPT(inf)``.
 
->>> from schedules.instance import Instance
+>>> from schedules.instance import Instance, placement_stage_to_rank
 >>> inst = Instance(P=4, m=8, f=1, b=2)
 >>> fill_drain(inst), single_slot_free(inst), memory_time_threshold(inst), kf3_value(inst)
 (Fraction(33, 1), False, 2, 2)
@@ -29,7 +31,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Optional
 
-from schedules.instance import Instance
+from schedules.instance import Instance, placement_stage_to_rank
 
 from .evaluate import lower_bound
 
@@ -80,6 +82,22 @@ def kf3_value(inst: Instance) -> int:
     """KF3's value ``max(KF2, 1 + [m > 2 + b/f])``: a proven lower bound on ``K*`` for every
     single-wave fused instance (KF1 and KF2), conjectured equal to ``K*`` when ``f <= b``."""
     return max(memory_time_threshold(inst), 1 if single_slot_free(inst) else 2)
+
+
+def kf4_value(inst: Instance) -> Optional[int]:
+    """KF4's value where it is stated (``v = 2``, fused, no delay, ``m >= P``; looped with
+    ``f <= b``, vshape with ``f = b``), else None. An observation on the table of optima
+    (docs/theory_frontier.md), not a theorem."""
+    if inst.v != 2 or inst.split or inst.c or inst.m < inst.P:
+        return None
+    if inst.stage_to_rank is not None and tuple(inst.stage_to_rank) != placement_stage_to_rank(
+            inst.P, 2, inst.placement):
+        return None
+    if inst.placement == "looped" and inst.f <= inst.b:
+        return inst.P + 1
+    if inst.placement == "vshape" and inst.f == inst.b:
+        return 2 * inst.P
+    return None
 
 
 def unconstrained_optimum(inst: Instance) -> Optional[Fraction]:

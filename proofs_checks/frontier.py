@@ -167,3 +167,44 @@ def frontier_table_general(ctx: Context) -> CheckResult:
     rows = optima_rows(lambda i: i.K is not None and not i.c and (i.split or i.v > 1)
                        and i.P <= P_max)
     return table_agreement(rows, _frontier_no_solve, single_only=False)
+
+
+def table_k_star(rows) -> dict:
+    """``{base instance: K*}`` read off rows ``(instance, opt)`` that give ``OPT(inf)`` and
+    every ``K`` from 1 up to the first ``K`` reaching it (bases with a gap are left out)."""
+    by_base: dict = {}
+    for inst, opt in rows:
+        by_base.setdefault(inst.with_(K=None), {})[inst.K] = opt
+    out = {}
+    for base, ks in by_base.items():
+        if None not in ks:
+            continue
+        for K in range(1, base.v * base.m + 1):
+            if K not in ks:
+                break
+            if ks[K] == ks[None]:
+                out[base] = K
+                break
+    return out
+
+
+def kf4_agreement(rows, kf4_fn) -> CheckResult:
+    n = 0
+    for base, K_star in sorted(table_k_star(rows).items(), key=lambda kv: str(kv[0])):
+        want = kf4_fn(base)
+        if want is None:
+            continue
+        n += 1
+        if want != K_star:
+            return CheckResult(n, False, None, f"{base}: table K* {K_star}, KF4 {want}")
+    return CheckResult(n, True, None, "")
+
+
+@check("KF4 v = 2 frontier (observed: looped P+1, vshape f=b 2P)", kind="exhaustive",
+       range="every v = 2 fused instance of data/optima.jsonl with m >= P in KF4's range")
+def kf4_table(ctx: Context) -> CheckResult:
+    from bounds.frontier import kf4_value
+
+    from .table import optima_rows
+
+    return kf4_agreement(optima_rows(lambda i: i.v == 2 and not i.split and not i.c), kf4_value)

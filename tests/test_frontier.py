@@ -84,6 +84,7 @@ def test_table_check_passes_and_catches_a_planted_error():
         def __init__(self, fr):
             self.fr = fr
         K_star_exact = True
+        optimum_unconstrained = property(lambda s: s.fr.optimum_unconstrained)
         K_star_low = property(lambda s: s.fr.K_star + 1)
         K_star_high = property(lambda s: s.fr.K_star + 1)
         K_star = property(lambda s: s.fr.K_star + 1)
@@ -104,3 +105,15 @@ def test_grid_check_catches_a_planted_kf3_error():
         assert not grid_exact(grid, f, kf.kf3_value).ok
     finally:
         kf.memory_time_condition = orig
+
+
+def test_kf4_check_passes_on_the_table_and_catches_a_planted_error():
+    from bounds.frontier import kf4_value
+    from proofs_checks.frontier import kf4_agreement
+    from proofs_checks.table import optima_rows
+
+    rows = optima_rows(lambda i: i.v == 2 and not i.split and not i.c)
+    good = kf4_agreement(rows, kf4_value)
+    assert good.ok and good.instances >= 20
+    bad = kf4_agreement(rows, lambda i: None if kf4_value(i) is None else kf4_value(i) + 1)
+    assert not bad.ok
