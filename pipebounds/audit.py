@@ -209,6 +209,11 @@ CLAIMS: tuple[Claim, ...] = (
           holds_if=lambda i: i.m % i.P == 0, holds_if_text="P divides m",
           note="the interleaved generator follows torch's rule (v-1)g + 2(P-1-r), g the first "
                "round's size"),
+    Claim("interleaved-zb-bubble", "torch's ScheduleInterleavedZeroBubble implements ZB1P: "
+          "per-rank bubble (P-1)(F+B-W) at any number of local stages",
+          "torch.distributed.pipelining docstring; pytorch/pytorch PRs 130210 and 130752",
+          "span", "interleaved-zb", "P 2..4, v 2..6, m in {2P, 3P}, f = b_I = b_W = 1",
+          _zb2p_grid, rank_bubble, lambda i: (i.P - 1) * (i.f + i.b_I - i.b_W)),
     Claim("interleaved-zb-zero-bubble", "torch's interleaved zero-bubble schedule "
           "(ScheduleInterleavedZeroBubble) has zero bubble at F=B=W",
           "pytorch/pytorch PRs 130210 and 130752", "span", "interleaved-zb",
