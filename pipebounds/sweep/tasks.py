@@ -100,9 +100,10 @@ def best_task(params: dict) -> list[dict]:
 
 
 def frontier_task(params: dict) -> list[dict]:
-    from pipebounds.frontier import frontier  # built by issue 13; a clear error until then
+    from pipebounds.frontier import frontier
 
-    return [frontier(_instance(params)).to_row()]
+    return [frontier(_instance(params),
+                     time_limit=float(params.get("time_limit", 10))).to_row()]
 
 
 TASKS: dict[str, Callable[[dict], list[dict]]] = {

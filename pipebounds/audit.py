@@ -1,0 +1,325 @@
+"""An auditor of published claims about pipeline schedules (REFERENCES.md, docs/claims.md).
+
+Each :class:`Claim` states a published figure of a known schedule, the definition it uses
+(``makespan``: the global makespan ``T``, bubble ``T - v m (f + b)``; ``span``: per-rank
+span, bubble ``max_p (span_p - busy_p)``; ``memory``: peak live stage activations;
+``orders``: a property of the op orders), the grid of instances the source's statement
+covers (``stated``), and, where our measurements found the figure to hold only under extra
+conditions, those conditions (``holds_if``). :func:`audit` builds every schedule of the grid
+with :mod:`schedules.generators`, times it with :func:`schedules.simulate.simulate` (exact
+Fractions), and gives the verdict:
+
+* ``holds``: the figure is right on every instance of the grid;
+* ``holds_on_range``: right on every instance satisfying ``holds_if`` (the ``range``), wrong
+  on some outside it;
+* ``false``: wrong on some instance the source's statement covers and our ``holds_if`` does
+  not exclude (or no ``holds_if``).
+
+The counterexample is the smallest failing instance (by ``P``, ``m``, ``v``, then total
+duration) as an orders document that carries ``claimed`` and ``measured``:
+``pipebounds simulate`` reproduces the measured value from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import product
+from typing import Callable, Optional
+
+from schedules.generators import generate
+from schedules.instance import Instance
+from schedules.io import document_from_schedule
+from schedules.simulate import SimulationResult, simulate
+
+VERDICTS = ("holds", "holds_on_range", "false")
+
+
+# ----------------------------------------------------------------------------- measures
+def global_bubble(r: SimulationResult) -> Fraction:
+    """``T - v m (f + b)``: makespan minus one GPU's work."""
+    inst = r.schedule.instance
+    return r.makespan - inst.v * inst.m * (Fraction(inst.f) + Fraction(inst.b))
+
+
+def spans(r: SimulationResult) -> list[Fraction]:
+    """Per GPU, from its first op's start to its last op's end."""
+    return [Fraction(max(e) - min(s), r.unit) for s, e in zip(r.start, r.end)]
+
+
+def rank_bubble(r: SimulationResult) -> Fraction:
+    """``max_p (span_p - busy_p)``: the per-rank bubble the zero-bubble papers report."""
+    return max(sp - busy for sp, busy in zip(spans(r), r.busy))
+
+
+def warmup_forwards(r: SimulationResult, p: int) -> int:
+    """Forwards GPU ``p`` runs before its first backward op (its warm-up plus the first
+    forward of the steady state, whose steps are forward then backward)."""
+    n = 0
+    for op in r.schedule.orders[p]:
+        if op.kind in ("B", "I"):
+            break
+        n += op.kind == "F"
+    return n
+
+
+# ----------------------------------------------------------------------------- claims
+@dataclass(frozen=True)
+class Claim:
+    """``measure(result) -> value``; ``claimed(inst) -> value``; ``compare`` says whether the
+    measured value satisfies the claim (default: equal)."""
+
+    id: str
+    claim: str
+    source: str
+    definition: str
+    generator: str
+    stated: str
+    grid: Callable[[], list[Instance]]
+    measure: Callable[[SimulationResult], object]
+    claimed: Callable[[Instance], object]
+    compare: Callable[[object, object], bool] = lambda measured, claimed: measured == claimed
+    holds_if: Optional[Callable[[Instance], bool]] = None
+    holds_if_text: str = ""
+    note: str = ""
+
+
+def _split_grid(Ps, ms_of, durs, v=1, placement="looped"):
+    def grid():
+        out = []
+        for P in Ps:
+            for m in ms_of(P):
+                for f, bi, bw in durs:
+                    out.append(Instance(P=P, m=m, v=v, placement=placement, f=f, b_I=bi, b_W=bw))
+        return out
+    return grid
+
+
+def _fused_grid(Ps, ms_of, durs, v=1, placement="looped"):
+    def grid():
+        return [Instance(P=P, m=m, v=v, placement=placement, f=f, b=b)
+                for P in Ps for m in ms_of(P) for f, b in durs]
+    return grid
+
+
+TRIPLES = tuple(product((1, 2, 3), repeat=3))
+EQUAL = ((1, 1, 1),)
+PAIRS = ((1, 1), (1, 2), (2, 1), (1, 3))
+
+
+TWOS = tuple(product((1, 2), repeat=3))
+V_STATED_2P = "P 2..6, m 2P..3P, f, b_I, b_W in {1,2}"
+V_GRID_2P = _split_grid(range(2, 7), lambda P: (2 * P, 3 * P), TWOS, v=2, placement="vshape")
+V_STATED_3P = "P 2..8, m = 3P, f, b_I, b_W in {1,2}"
+V_GRID_3P = _split_grid(range(2, 9), lambda P: (3 * P,), TWOS, v=2, placement="vshape")
+
+
+def _v_memory(name: str, label: str, microbatches: Callable[[int], int], formula: str) -> Claim:
+    """V-Half / V-Min: peak at most ``2 microbatches(P)`` stage activations."""
+    return Claim(f"{name}-memory", f"{label} holds {formula} microbatches of activations "
+                 f"(2·({formula}) stage activations)", "Qi et al. (NeurIPS 2024)", "memory",
+                 name, V_STATED_3P, V_GRID_3P, lambda r: max(r.peak_memory),
+                 lambda i: 2 * microbatches(i.P), compare=lambda a, c: a <= c,
+                 holds_if=lambda i: i.f == i.b_I == i.b_W, holds_if_text="f = b_I = b_W",
+                 note=f"the building-block {label} of schedules.generators")
+
+
+def _interleaved_grid():
+    return [Instance(P=P, m=m, v=v, f=1, b=2) for P in range(2, 6) for v in (2, 3, 4)
+            for m in range(P, 3 * P + 1)]
+
+
+def _zb2p_grid():
+    return [Instance(P=P, m=m, v=v, f=1, b_I=1, b_W=1) for P in range(2, 5)
+            for v in range(2, 7) for m in (2 * P, 3 * P)]
+
+
+def _dualpipe_claimed(inst: Instance) -> Fraction:
+    # (PP/2 - 1)(F&B + B - 3W) with PP = 2P stages, F&B = f + b (run as F then B here),
+    # B = b_I + b_W, W = b_W
+    return (inst.P - 1) * (inst.f + inst.b + inst.b - 3 * inst.b_W)
+
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim("1f1b-bubble", "1F1B bubble fraction (P-1)/(m+P-1) on every GPU",
+          "sail-sg/zero-bubble-pipeline-parallelism README; Megatron (Narayanan et al. 2021)",
+          "makespan", "1f1b", "P 2..8, m 1..16, (f,b) in (1,1) (1,2) (2,1) (1,3)",
+          _fused_grid(range(2, 9), lambda P: range(1, 17), PAIRS),
+          lambda r: max(r.bubble_ratio),
+          lambda i: Fraction(i.P - 1, i.m + i.P - 1)),
+    Claim("1f1b-memory", "1F1B holds P activations on the first GPU",
+          "sail-sg/zero-bubble-pipeline-parallelism README; Megatron",
+          "memory", "1f1b", "P 2..8, m 1..16, f=1 b=2",
+          _fused_grid(range(2, 9), lambda P: range(1, 17), ((1, 2),)),
+          lambda r: r.peak_memory[0], lambda i: i.P,
+          holds_if=lambda i: i.m >= i.P, holds_if_text="m >= P (else min(P, m) = m)"),
+    Claim("zb-h1-bubble", "ZB-H1 bubble (P-1)(F+B-W) (B: input gradient, W: weight gradient)",
+          "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024); sail-sg README",
+          "makespan", "zb-h1", "P 2..5, m P..2P, f, b_I, b_W in {1,2,3}",
+          _split_grid(range(2, 6), lambda P: range(P, 2 * P + 1), TRIPLES),
+          global_bubble, lambda i: (i.P - 1) * (i.f + i.b_I - i.b_W),
+          holds_if=lambda i: i.b_W <= min(i.f, i.b_I),
+          holds_if_text="m >= P and b_W <= min(f, b_I) (for b_I < b_W, S1 at K = P proves every "
+                        "schedule's bubble >= (P-1) f)"),
+    Claim("zb-h1-memory", "ZB-H1 holds 1F1B's memory: P activations",
+          "Qi et al. (ICLR 2024)", "memory", "zb-h1", "P 2..5, m P..2P, f, b_I, b_W in {1,2,3}",
+          _split_grid(range(2, 6), lambda P: range(P, 2 * P + 1), TRIPLES),
+          lambda r: max(r.peak_memory), lambda i: i.P,
+          compare=lambda a, c: a <= c),
+    Claim("zb-h2-bubble", "ZB-H2 bubble (P-1)(F+B-2W), zero when F=B=W",
+          "Qi et al. (ICLR 2024); sail-sg README", "span", "zb-h2",
+          "P 2..5, m 2P..3P, f, b_I, b_W in {1,2,3}",
+          _split_grid(range(2, 6), lambda P: (2 * P, 3 * P), TRIPLES),
+          rank_bubble, lambda i: max(Fraction(0), (i.P - 1) * (i.f + i.b_I - 2 * i.b_W)),
+          holds_if=lambda i: i.f == i.b_I == i.b_W, holds_if_text="m >= 2P and f = b_I = b_W",
+          note="the list-scheduled ZB-H2 of schedules.generators"),
+    Claim("zb-h2-memory", "ZB-H2 holds at most 2P-1 activations",
+          "Qi et al. (ICLR 2024)", "memory", "zb-h2", "P 2..5, m 2P..3P, f, b_I, b_W in {1,2,3}",
+          _split_grid(range(2, 6), lambda P: (2 * P, 3 * P), TRIPLES),
+          lambda r: max(r.peak_memory), lambda i: 2 * i.P - 1, compare=lambda a, c: a <= c),
+    Claim("zbv", "ZB-V: zero bubble at F=B=W, m >= 2P, with 1F1B's memory (2P stage "
+          "activations = P microbatches)",
+          "Qi et al., Pipeline Parallelism with Controllable Memory (NeurIPS 2024)", "span",
+          "zbv", V_STATED_2P, V_GRID_2P,
+          lambda r: (rank_bubble(r), max(r.peak_memory)),
+          lambda i: (Fraction(0), 2 * i.P),
+          compare=lambda a, c: a[0] == c[0] and a[1] <= c[1],
+          holds_if=lambda i: i.f == i.b_I == i.b_W, holds_if_text="f = b_I = b_W, m >= 2P"),
+    _v_memory("v-half", "V-Half", lambda P: (P + 2) // 2, "(P+2)//2"),
+    _v_memory("v-min", "V-Min", lambda P: (P + 4) // 3, "(P+4)//3"),
+    Claim("dualpipev-bubble", "DualPipe(V) bubble (PP/2-1)(F&B+B-3W), PP = 2P stages",
+          "deepseek-ai/DualPipe README", "span", "dualpipev",
+          V_STATED_2P, V_GRID_2P,
+          rank_bubble, _dualpipe_claimed, compare=lambda a, c: a <= c,
+          note="overlapped F&B chunks run as F then B (no overlap in this model); the claim is "
+               "read as an upper bound on the per-rank bubble"),
+    Claim("dualpipev-memory", "DualPipe(V) holds PP+1 activations (PP = 2P stages)",
+          "deepseek-ai/DualPipe README", "memory", "dualpipev",
+          V_STATED_2P, V_GRID_2P,
+          lambda r: max(r.peak_memory), lambda i: 2 * i.P + 1, compare=lambda a, c: a <= c),
+    Claim("megatron-warmup", "Megatron interleaved warm-up: rank r runs 2(P-r-1)+(v-1)P "
+          "forwards before its first backward",
+          "NVIDIA/Megatron-LM issues 169 and 675", "orders", "interleaved",
+          "P 2..5, v 2..4, m P..3P, f=1 b=2",
+          _interleaved_grid,
+          lambda r: tuple(warmup_forwards(r, p) for p in range(r.schedule.instance.P)),
+          # warm-up forwards, then the steady state's first forward, precede the first backward
+          lambda i: tuple(min(i.v * i.m, 2 * (i.P - r - 1) + (i.v - 1) * i.P + 1)
+                          for r in range(i.P)),
+          holds_if=lambda i: i.m % i.P == 0, holds_if_text="P divides m",
+          note="the interleaved generator follows torch's rule (v-1)g + 2(P-1-r), g the first "
+               "round's size"),
+    Claim("interleaved-zb-bubble", "torch's ScheduleInterleavedZeroBubble implements ZB1P: "
+          "per-rank bubble (P-1)(F+B-W) at any number of local stages",
+          "torch.distributed.pipelining docstring; pytorch/pytorch PRs 130210 and 130752",
+          "span", "interleaved-zb", "P 2..4, v 2..6, m in {2P, 3P}, f = b_I = b_W = 1",
+          _zb2p_grid, rank_bubble, lambda i: (i.P - 1) * (i.f + i.b_I - i.b_W)),
+    Claim("interleaved-zb-zero-bubble", "torch's interleaved zero-bubble schedule "
+          "(ScheduleInterleavedZeroBubble) has zero bubble at F=B=W",
+          "pytorch/pytorch PRs 130210 and 130752", "span", "interleaved-zb",
+          "P 2..4, v 2..6, m in {2P, 3P}, f = b_I = b_W = 1", _zb2p_grid,
+          rank_bubble, lambda i: Fraction(0),
+          note="our interleaved-zb follows torch's ScheduleInterleavedZeroBubble, which its "
+               "docstring calls ZB1P; the ZB2P orders of PR 130210 are not reproduced here"),
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: Claim
+    verdict: str
+    range: str
+    instances: int
+    failures: int
+    counterexample: Optional[dict] = field(default=None, compare=False)
+
+
+def _size(inst: Instance):
+    return (inst.P, inst.m, inst.v, inst.f + inst.b, inst.f, inst.b_I or 0)
+
+
+def json_value(x):
+    if isinstance(x, Fraction):
+        return str(x.numerator) if x.denominator == 1 else str(x)
+    if isinstance(x, (tuple, list)):
+        return [json_value(y) for y in x]
+    return x
+
+
+def evaluate(claim: Claim) -> Verdict:
+    """Run ``claim`` over its grid (see the module docstring for the verdicts)."""
+    fails = []
+    n = 0
+    for inst in sorted(claim.grid(), key=_size):
+        r = simulate(generate(claim.generator, inst))
+        if not r.valid:
+            raise AssertionError(f"{claim.generator} generated an invalid schedule for {inst}")
+        n += 1
+        measured, claimed = claim.measure(r), claim.claimed(inst)
+        if not claim.compare(measured, claimed):
+            fails.append((inst, r, measured, claimed))
+    if not fails:
+        return Verdict(claim, "holds", claim.stated, n, 0)
+    inside = [x for x in fails if claim.holds_if is None or claim.holds_if(x[0])]
+    verdict = "false" if inside else "holds_on_range"
+    rng = claim.stated if inside else f"{claim.holds_if_text} (within {claim.stated})"
+    inst, r, measured, claimed = (inside or fails)[0]
+    doc = document_from_schedule(r.schedule, source=claim.generator, claim=claim.id,
+                                 definition=claim.definition, claimed=json_value(claimed),
+                                 measured=json_value(measured))
+    return Verdict(claim, verdict, rng, n, len(fails), doc)
+
+
+def audit(select: Optional[str] = None) -> list[Verdict]:
+    """Every claim of :data:`CLAIMS` (those whose id contains ``select``)."""
+    return [evaluate(c) for c in CLAIMS if not select or select in c.id]
+
+
+def remeasure(claim_id: str, doc: dict):
+    """The measured value of claim ``claim_id`` on the schedule of an orders document."""
+    from schedules.io import schedule_from_document
+
+    claim = next(c for c in CLAIMS if c.id == claim_id)
+    r = simulate(schedule_from_document(doc))
+    return claim.measure(r), claim.claimed(r.schedule.instance), claim.compare
+
+
+def verdict_json(v: Verdict) -> dict:
+    return {"claim": v.claim.claim, "id": v.claim.id, "source": v.claim.source,
+            "definition": v.claim.definition, "schedule": v.claim.generator,
+            "verdict": v.verdict, "range": v.range, "instances": v.instances,
+            "failures": v.failures, "note": v.claim.note,
+            "counterexample": v.counterexample}
+
+
+def markdown(verdicts: list[Verdict]) -> str:
+    """docs/claims.md."""
+    lines = ["# Published claims, audited", "",
+             "Generated by `pipebounds audit --markdown > docs/claims.md` (pipebounds/audit.py). "
+             "Each claim is checked under its own definition (`makespan`: global makespan "
+             "`T`, bubble `T - v m (f+b)`; `span`: per-rank bubble `max_p (span_p - busy_p)`; "
+             "`memory`: peak live stage activations; `orders`: a property of the op orders) on "
+             "the exact grid stated, with the schedules of `schedules.generators` timed "
+             "exactly by `simulate`. Verdicts: `holds` (on the whole grid), `holds_on_range` "
+             "(on the range given, wrong outside it), `false` (wrong where the source's "
+             "statement applies). The smallest counterexample is printed by "
+             "`pipebounds audit --json` as an orders document (`claimed`, `measured` keys) "
+             "that `pipebounds simulate` reproduces.", "",
+             "| claim | source | definition | schedule | verdict | range | instances (failing) | smallest counterexample |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for v in verdicts:
+        ce = ""
+        if v.counterexample:
+            d = v.counterexample
+            dur = d["durations"]
+            ce = (f"P={d['P']} m={d['m']} v={d.get('v', 1)} "
+                  + " ".join(f"{k}={dur[k]}" for k in ("F", "B", "I", "W") if k in dur)
+                  + f": claimed {d['claimed']}, measured {d['measured']}")
+        lines.append(f"| {v.claim.claim} | {v.claim.source} | {v.claim.definition} | "
+                     f"`{v.claim.generator}` | **{v.verdict}** | {v.range} | "
+                     f"{v.instances} ({v.failures}) | {ce} |")
+    notes = [v for v in verdicts if v.claim.note]
+    if notes:
+        lines += ["", "Notes:", ""]
+        lines += [f"* `{v.claim.id}`: {v.claim.note}." for v in notes]
+    return "\n".join(lines) + "\n"

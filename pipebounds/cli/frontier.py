@@ -1,0 +1,51 @@
+"""``pipebounds frontier <instance> [--time-limit S] [--json]`` (CLI.md): the memory frontier.
+
+JSON: ``K_star``, ``K_star_exact``, ``K_star_low`` and ``K_star_high`` (when not exact),
+``optimum_unconstrained``, ``curve`` (list of ``{K, lower_bound, optimum or null, exact}``),
+and for single-wave fused instances ``closed_form`` (the values of KF0-KF3,
+docs/theory_frontier.md). The instance's ``-K`` is ignored.
+"""
+
+from __future__ import annotations
+
+from .common import add_instance_flags, instance_from_args, print_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("frontier", help="the least memory K* reaching the unconstrained optimum",
+                       description="K* = the least K with OPT(K) = OPT(inf), and the curve "
+                                   "OPT(K) for K = 1..K* (docs/theory_frontier.md). -K is "
+                                   "ignored. Exact solves (when the theory and the "
+                                   "construction do not settle K*) use at most --time-limit "
+                                   "seconds each.")
+    add_instance_flags(p)
+    p.add_argument("--time-limit", type=float, default=10.0,
+                   help="seconds per exact solve (default 10; 0: no solving)")
+    p.add_argument("--solve-curve", action="store_true",
+                   help="also solve each K < K* whose optimum the bounds do not give")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pipebounds.frontier import frontier, frontier_report
+    from .common import CLIError
+
+    if args.time_limit < 0:
+        raise CLIError("--time-limit must be >= 0")
+    inst = instance_from_args(args)
+    rep = frontier_report(frontier(inst, time_limit=args.time_limit,
+                                   solve_curve=args.solve_curve))
+    if args.json:
+        print_json({"instance": inst.with_(K=None).to_dict(), **rep})
+        return 0
+    if rep["K_star_exact"]:
+        print(f"K* = {rep['K_star']} (exact); OPT(inf) = {rep['optimum_unconstrained']}")
+    else:
+        print(f"K* in [{rep['K_star_low']}, {rep['K_star_high']}]; "
+              f"OPT(inf) = {rep['optimum_unconstrained']}")
+    for pt in rep["curve"]:
+        opt = pt["optimum"] if pt["optimum"] is not None else "?"
+        print(f"  K={pt['K']:<3} lower bound {pt['lower_bound']:<8} optimum {opt}"
+              + ("  (exact)" if pt["exact"] else ""))
+    return 0

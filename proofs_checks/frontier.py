@@ -1,0 +1,210 @@
+"""Checks of the memory frontier K* (docs/theory_frontier.md, theorems KF0-KF3).
+
+* :func:`frontier_table`: on every independent single-wave fused row of data/optima.jsonl,
+  ``OPT(K) = T1`` exactly when ``K >= K*`` as computed by :func:`pipebounds.frontier.frontier`
+  (no solving: the construction and the bounds only), and K* is exact there. This is the
+  agreement with optima found without any bound (``use_theory=False``).
+* :func:`frontier_grid`: ``frontier`` gives ``K_star_exact`` on every instance of the declared
+  grid, with ``K* =`` KF3's value where KF3 is claimed (``b >= 2 f``), and its certificate
+  is valid, peaks at ``<= K*`` and reaches T1; every ``K < K*`` has a proven bound above T1.
+* :func:`kf2_matches_bound`: KF2's closed form equals the least ``K`` whose
+  :func:`bounds.lower_bound` is at most T1 (the closed form is Theorem 2 read at T1).
+
+Each body is a plain function of its inputs (``frontier_fn``, ``kf3_fn``) so that
+tests/test_frontier.py can plant an error and see the check fail.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .registry import CheckResult, Context, check
+
+GRID_QUICK = dict(P=range(2, 5), m=range(1, 9), ratios=((1, 2),))
+GRID_FULL = dict(P=range(2, 7), m=range(1, 13), ratios=((1, 2), (1, 3), (1, 1), (2, 1)))
+
+
+def _single_fused(inst) -> bool:
+    return inst.v == 1 and not inst.split and not inst.c
+
+
+def table_agreement(rows, frontier_fn, single_only: bool = True) -> CheckResult:
+    """``rows``: ``(instance, opt)``; for each base instance, the rows' verdicts
+    ``OPT(K) == OPT(inf)`` must be ``K >= K*`` where K* is settled, and respect the bracket
+    ``[K_star_low, K_star_high]`` elsewhere."""
+    by_base: dict = {}
+    for inst, opt in rows:
+        if inst.K is None or inst.c or (single_only and not _single_fused(inst)):
+            continue
+        by_base.setdefault(inst.with_(K=None), []).append((inst.K, opt))
+    n = settled = 0
+    for base, ks in sorted(by_base.items(), key=lambda kv: (kv[0].P, kv[0].m, kv[0].f, kv[0].b)):
+        fr = frontier_fn(base)
+        T1 = fr.optimum_unconstrained
+        if T1 is None:
+            continue
+        settled += fr.K_star_exact
+        if not fr.K_star_exact:
+            # where K* is not settled, the bracket must still hold
+            for K, opt in ks:
+                n += 1
+                if (K < fr.K_star_low and opt <= T1) or (fr.K_star_high is not None
+                                                        and K >= fr.K_star_high and opt != T1):
+                    return CheckResult(n, False, None, f"{base} K={K}: OPT {opt}, bracket "
+                                       f"[{fr.K_star_low}, {fr.K_star_high}]")
+            continue
+        for K, opt in ks:
+            n += 1
+            if (opt == T1) != (K >= fr.K_star):
+                return CheckResult(n, False, None, f"{base}: OPT(K={K}) = {opt}, OPT(inf) = {T1}, "
+                                   f"but K* = {fr.K_star}")
+    return CheckResult(n, True, None, f"{len(by_base)} base instances, K* settled without "
+                       f"solving on {settled}")
+
+
+def grid_exact(grid, frontier_fn, kf3_fn) -> CheckResult:
+    from bounds.frontier import fill_drain
+    from schedules.instance import Instance
+    from schedules.simulate import simulate
+
+    n = exact = 0
+    misses = []
+    for f, b in grid["ratios"]:
+        for P in grid["P"]:
+            for m in grid["m"]:
+                inst = Instance(P=P, m=m, f=f, b=b)
+                claimed = Fraction(b) >= 2 * Fraction(f)
+                fr = frontier_fn(inst) if claimed else frontier_fn(inst, 20_000)
+                n += 1
+                T1 = fill_drain(inst)
+                if fr.optimum_unconstrained != T1:
+                    return CheckResult(n, False, None, f"{inst}: OPT(inf) {fr.optimum_unconstrained} != T1")
+                if not fr.K_star_exact:
+                    misses.append((P, m, f, b))
+                    if claimed:
+                        return CheckResult(n, False, None, f"{inst}: K* not exact "
+                                           f"[{fr.K_star_low}, {fr.K_star_high}]")
+                    continue
+                exact += 1
+                if claimed and fr.K_star != kf3_fn(inst):
+                    return CheckResult(n, False, None, f"{inst}: K* {fr.K_star} != KF3 "
+                                       f"{kf3_fn(inst)}")
+                if fr.certificate is not None:
+                    r = simulate(fr.certificate)
+                    if not r.valid or r.makespan != T1 or max(r.peak_memory) > fr.K_star:
+                        return CheckResult(n, False, None, f"{inst}: bad certificate")
+                for pt in fr.curve:
+                    if pt.K < fr.K_star and not pt.lower_bound > T1:
+                        return CheckResult(n, False, None, f"{inst}: K={pt.K} < K* without a "
+                                           f"bound above T1")
+    detail = f"{exact} of {n} exact"
+    if misses:
+        detail += f"; not settled without solving (f > b or b < 2f, no claim): {misses[:6]}"
+    return CheckResult(n, True, None, detail)
+
+
+def _frontier_no_solve(inst, nodes=None):
+    from pipebounds.frontier import frontier
+
+    return frontier(inst, time_limit=0, nodes=nodes)
+
+
+@check("KF0-KF3 memory frontier K* (agreement with independent optima)", kind="exhaustive",
+       range="every independent single-wave fused row of data/optima.jsonl with finite K")
+def frontier_table(ctx: Context) -> CheckResult:
+    from .table import optima_rows
+
+    nodes = 20_000  # a miss leaves a bracket, which is checked too
+    return table_agreement(optima_rows(lambda i: i.v == 1 and not i.split and not i.c
+                                       and i.K is not None),
+                           lambda inst: _frontier_no_solve(inst, nodes))
+
+
+@check("KF3 K* = max(KF2, 1 + [m > 2 + b/f]) for b >= 2f (construction at K*)",
+       kind="exhaustive",
+       range={"quick": "P 2..4, m 1..8, f=1 b=2",
+              "full": "P 2..6, m 1..12, (f,b) in (1,2) (1,3) [claimed]; (1,1) (2,1) [reported]"})
+def frontier_grid(ctx: Context) -> CheckResult:
+    from bounds.frontier import kf3_value
+
+    return grid_exact(GRID_QUICK if ctx.mode == "quick" else GRID_FULL, _frontier_no_solve,
+                      kf3_value)
+
+
+@check("KF2 closed form = least K with lower_bound <= T1", kind="exhaustive",
+       range={"quick": "P 1..5, m 1..10, (f,b) (1,2) (2,1)", "full": "P 1..8, m 1..16, 7 ratios"})
+def kf2_matches_bound(ctx: Context) -> CheckResult:
+    from bounds.frontier import K_star_low, fill_drain, kf3_value
+    from schedules.instance import Instance
+
+    ratios = ((1, 2), (2, 1)) if ctx.mode == "quick" else (
+        (1, 1), (1, 2), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2))
+    Pm = (6, 11) if ctx.mode == "quick" else (9, 17)
+    n = 0
+    for f, b in ratios:
+        for P in range(1, Pm[0]):
+            for m in range(1, Pm[1]):
+                inst = Instance(P=P, m=m, f=f, b=b)
+                n += 1
+                a, c = kf3_value(inst), K_star_low(inst, fill_drain(inst), min(m, P))
+                if a != c:
+                    return CheckResult(n, False, None, f"{inst}: KF3 value {a} != bound's {c}")
+    return CheckResult(n, True, None, "")
+
+
+@check("K* bracket on split and multi-wave instances (agreement with independent optima)",
+       kind="exhaustive",
+       range={"quick": "independent rows of data/optima.jsonl, split or v >= 2, P <= 2",
+              "full": "every independent row of data/optima.jsonl, split or v >= 2, finite K "
+                      "(1,594 rows, 649 instances)"})
+def frontier_table_general(ctx: Context) -> CheckResult:
+    """No solving: the bracket ``[K_star_low, K_star_high]`` from the bounds and the known
+    schedules fitted to ``K`` must contain the table's ``K*``, and be the table's ``K*`` where
+    it closes."""
+    from .table import optima_rows
+
+    P_max = 2 if ctx.mode == "quick" else 99
+    rows = optima_rows(lambda i: i.K is not None and not i.c and (i.split or i.v > 1)
+                       and i.P <= P_max)
+    return table_agreement(rows, _frontier_no_solve, single_only=False)
+
+
+def table_k_star(rows) -> dict:
+    """``{base instance: K*}`` read off rows ``(instance, opt)`` that give ``OPT(inf)`` and
+    every ``K`` from 1 up to the first ``K`` reaching it (bases with a gap are left out)."""
+    by_base: dict = {}
+    for inst, opt in rows:
+        by_base.setdefault(inst.with_(K=None), {})[inst.K] = opt
+    out = {}
+    for base, ks in by_base.items():
+        if None not in ks:
+            continue
+        for K in range(1, base.v * base.m + 1):
+            if K not in ks:
+                break
+            if ks[K] == ks[None]:
+                out[base] = K
+                break
+    return out
+
+
+def kf4_agreement(rows, kf4_fn) -> CheckResult:
+    n = 0
+    for base, K_star in sorted(table_k_star(rows).items(), key=lambda kv: str(kv[0])):
+        want = kf4_fn(base)
+        if want is None:
+            continue
+        n += 1
+        if want != K_star:
+            return CheckResult(n, False, None, f"{base}: table K* {K_star}, KF4 {want}")
+    return CheckResult(n, True, None, "")
+
+
+@check("KF4 v = 2 frontier (observed: looped P+1, vshape f=b 2P)", kind="exhaustive",
+       range="every v = 2 fused instance of data/optima.jsonl with m >= P in KF4's range")
+def kf4_table(ctx: Context) -> CheckResult:
+    from bounds.frontier import kf4_value
+
+    from .table import optima_rows
+
+    return kf4_agreement(optima_rows(lambda i: i.v == 2 and not i.split and not i.c), kf4_value)

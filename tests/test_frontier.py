@@ -1,0 +1,119 @@
+"""The memory frontier K* (docs/theory_frontier.md): formulas, construction, command, checks."""
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+
+from bounds import frontier as kf
+from bounds.frontier import fill_drain, kf3_value, memory_time_threshold, single_slot_free
+from pipebounds.frontier import frontier
+from proofs_checks.frontier import grid_exact, table_agreement
+from schedules.constructions.frontier import frontier_schedule
+from schedules.instance import Instance
+from schedules.simulate import simulate
+
+
+@pytest.mark.parametrize("P,m,f,b,K", [(4, 8, 1, 2, 2), (3, 9, 1, 2, 2), (5, 12, 1, 2, 2),
+                                       (3, 6, 1, 1, 2), (4, 4, 1, 2, 1)])
+def test_construction_reaches_fill_drain_with_K(P, m, f, b, K):
+    inst = Instance(P=P, m=m, f=f, b=b)
+    s = frontier_schedule(inst, K)
+    r = simulate(s)
+    assert r.valid and r.makespan == fill_drain(inst) and max(r.peak_memory) <= K
+
+
+def test_construction_returns_none_below_the_bound():
+    # K = 1 with m > 2 + b/f: T3 > T1 (KF1), so no schedule can exist
+    assert frontier_schedule(Instance(P=3, m=5, f=1, b=2), 1) is None
+
+
+def test_kf1_threshold():
+    assert single_slot_free(Instance(P=3, m=4, f=1, b=2))
+    assert not single_slot_free(Instance(P=3, m=5, f=1, b=2))
+    assert single_slot_free(Instance(P=1, m=9))
+
+
+def test_kf3_below_1f1b_and_known_values():
+    for P in range(1, 7):
+        for m in range(1, 13):
+            inst = Instance(P=P, m=m, f=1, b=2)
+            assert 1 <= kf3_value(inst) <= min(m, P)
+    # the table's independent optima: P=4, m=8, f=1, b=2 has OPT(1)=36 > 33 = OPT(2)
+    assert kf3_value(Instance(P=4, m=8, f=1, b=2)) == 2
+    assert memory_time_threshold(Instance(P=6, m=40, f=1, b=2)) >= 3
+
+
+def test_frontier_exact_and_curve():
+    fr = frontier(Instance(P=4, m=8, f=1, b=2), time_limit=0)
+    assert fr.K_star_exact and fr.K_star == 2 and fr.optimum_unconstrained == 33
+    assert [(p.K, p.optimum) for p in fr.curve] == [(1, Fraction(36)), (2, Fraction(33))]
+
+
+def test_frontier_f_greater_than_b_is_a_bracket_without_solving():
+    fr = frontier(Instance(P=3, m=6, f=3, b=1), time_limit=0, nodes=20000)
+    assert fr.K_star_low <= fr.K_star_high
+    assert fr.K_star_low == 2  # the bound alone; OPT(2) = 33 > 32 needs a solve
+
+
+def test_cli_frontier_json():
+    out = subprocess.run([sys.executable, "-m", "pipebounds", "frontier", "-P", "3", "-m", "9",
+                          "--json"], capture_output=True, text=True, check=True)
+    d = json.loads(out.stdout)
+    assert d["K_star"] == 2 and d["K_star_exact"] is True and d["optimum_unconstrained"] == "33"
+    assert [p["K"] for p in d["curve"]] == [1, 2] and d["curve"][1]["optimum"] == "33"
+    bad = subprocess.run([sys.executable, "-m", "pipebounds", "frontier", "-P", "0", "-m", "3"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def _rows():
+    # hand-made rows in the table's form, values proven by the exact engine (data/optima.jsonl)
+    base = Instance(P=4, m=8, f=1, b=2)
+    return [(base.with_(K=1), Fraction(36)), (base.with_(K=2), Fraction(33)),
+            (base.with_(K=3), Fraction(33))]
+
+
+def test_table_check_passes_and_catches_a_planted_error():
+    ok = table_agreement(_rows(), lambda i: frontier(i, time_limit=0))
+    assert ok.ok
+
+    class Wrong:  # K* one too high
+        def __init__(self, fr):
+            self.fr = fr
+        K_star_exact = True
+        optimum_unconstrained = property(lambda s: s.fr.optimum_unconstrained)
+        K_star_low = property(lambda s: s.fr.K_star + 1)
+        K_star_high = property(lambda s: s.fr.K_star + 1)
+        K_star = property(lambda s: s.fr.K_star + 1)
+
+    bad = table_agreement(_rows(), lambda i: Wrong(frontier(i, time_limit=0)))
+    assert not bad.ok and "K* = 3" in bad.detail
+
+
+def test_grid_check_catches_a_planted_kf3_error():
+    grid = dict(P=range(2, 4), m=range(4, 7), ratios=((1, 2),))
+    f = lambda i: frontier(i, time_limit=0)  # noqa: E731
+    assert grid_exact(grid, f, kf3_value).ok
+    assert not grid_exact(grid, f, lambda i: kf3_value(i) + 1).ok
+    # a planted error in the KF2 formula is caught too (through kf3_value)
+    orig = kf.memory_time_condition
+    try:
+        kf.memory_time_condition = lambda inst, d, K: K > 1 and orig(inst, d, K - 1)
+        assert not grid_exact(grid, f, kf.kf3_value).ok
+    finally:
+        kf.memory_time_condition = orig
+
+
+def test_kf4_check_passes_on_the_table_and_catches_a_planted_error():
+    from bounds.frontier import kf4_value
+    from proofs_checks.frontier import kf4_agreement
+    from proofs_checks.table import optima_rows
+
+    rows = optima_rows(lambda i: i.v == 2 and not i.split and not i.c)
+    good = kf4_agreement(rows, kf4_value)
+    assert good.ok and good.instances >= 20
+    bad = kf4_agreement(rows, lambda i: None if kf4_value(i) is None else kf4_value(i) + 1)
+    assert not bad.ok
