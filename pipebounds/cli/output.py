@@ -49,6 +49,9 @@ def atomic_output(path: str) -> Iterator[str]:
     os.close(fd)
     try:
         yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make every output private
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
