@@ -67,7 +67,10 @@ def schedule_from_document(doc: dict) -> Schedule:
     inst = instance_from_document(doc)
     if "orders" not in doc:
         raise DocumentError("orders document is missing 'orders'")
-    return Schedule.from_strings(inst, doc["orders"], source=str(doc.get("source", "")))
+    sched = Schedule.from_strings(inst, doc["orders"], source=str(doc.get("source", "")))
+    if doc.get("comms") is not None:  # the send/receive order (schedules/comms.py)
+        sched = Schedule(inst, sched.orders, sched.source, doc["comms"])
+    return sched
 
 
 def document_from_schedule(schedule: Schedule, **extra) -> dict:
@@ -91,6 +94,8 @@ def document_from_schedule(schedule: Schedule, **extra) -> dict:
         doc["source"] = schedule.source
     doc.update(extra)
     doc["orders"] = schedule.to_strings()
+    if schedule.comms is not None:
+        doc["comms"] = schedule.comms_strings()
     return doc
 
 

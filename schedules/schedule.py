@@ -13,7 +13,7 @@ times and checks them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence, Union
+from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from .instance import Instance, InstanceError
 from .ops import KIND_INDEX, KINDS, Op, OpError
@@ -39,6 +39,11 @@ class Schedule:
     instance: Instance
     orders: tuple[tuple[Op, ...], ...]
     source: str = field(default="", compare=False)
+    comms: Optional[tuple[tuple[str, ...], ...]] = field(default=None, compare=False)
+    """Optional: each GPU's full action list with its communication actions (``SEND_F``,
+    ``RECV_F``, ``SEND_B``, ``RECV_B``) between the ops, as torch's runtime order lists them
+    (``"1RECV_F0"``, ``"1F0"``, ...); when present, the validator checks that its ops are
+    ``orders`` and that the sends and receives cannot deadlock (:mod:`schedules.comms`)."""
 
     def __post_init__(self) -> None:
         if len(self.orders) != self.instance.P:
@@ -50,6 +55,9 @@ class Schedule:
                 if not isinstance(op, Op):
                     raise ScheduleError(f"GPU {p}: order entry {op!r} is not an Op")
         object.__setattr__(self, "orders", orders)
+        if self.comms is not None:
+            comms = normalize_comms(self.comms, self.instance.P)
+            object.__setattr__(self, "comms", comms)
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -73,7 +81,13 @@ class Schedule:
 
     def with_instance(self, instance: Instance) -> "Schedule":
         """The same orders on another instance (for example another ``K`` or other durations)."""
-        return Schedule(instance, self.orders, self.source)
+        return Schedule(instance, self.orders, self.source, self.comms)
+
+    def comms_strings(self) -> Optional[dict[str, list[str]]]:
+        """The communication order (if any) as the JSON mapping of an orders document's ``comms``."""
+        if self.comms is None:
+            return None
+        return {str(p): list(seq) for p, seq in enumerate(self.comms)}
 
     def to_strings(self) -> dict[str, list[str]]:
         """The orders as the JSON mapping of CLI.md: ``{"0": ["0F0", ...], ...}``."""
@@ -122,3 +136,28 @@ def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:
             ops.append(op)
         result.append(tuple(ops))
     return tuple(result)
+
+
+def normalize_comms(comms: OrdersLike, P: int) -> tuple[tuple[str, ...], ...]:
+    """A GPU -> action strings mapping (or list by GPU) as a tuple of string tuples, one per GPU."""
+    if isinstance(comms, Mapping):
+        per_gpu: list = [[] for _ in range(P)]
+        for key, seq in comms.items():
+            try:
+                p = int(key)
+            except (TypeError, ValueError):
+                raise ScheduleError(f"comms key {key!r} is not a GPU number") from None
+            if not 0 <= p < P:
+                raise ScheduleError(f"comms name GPU {p}, outside 0..{P - 1} (P={P})")
+            per_gpu[p] = seq
+    elif isinstance(comms, Sequence) and not isinstance(comms, str) and len(comms) == P:
+        per_gpu = list(comms)
+    else:
+        raise ScheduleError(f"comms must map each of the {P} GPUs to its list of actions")
+    out = []
+    for p, seq in enumerate(per_gpu):
+        if isinstance(seq, str) or not isinstance(seq, Sequence) \
+                or not all(isinstance(a, str) for a in seq):
+            raise ScheduleError(f"GPU {p}: comms must be a list of action strings")
+        out.append(tuple(a.strip() for a in seq))
+    return tuple(out)

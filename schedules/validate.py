@@ -12,6 +12,9 @@ A schedule is valid iff it breaks none of these rules (``Violation.rule``):
 ``recompute``  ``R(j, s)`` listed after the backward of ``(j, s)`` or before ``F(j, s)``
 ``deadlock``   the orders contradict the precedences (no ASAP timing exists)
 ``memory``     a GPU holds more than ``K`` live activations
+``comm_order`` the ops of the communication order (``Schedule.comms``) are not ``orders``
+``comm_deadlock`` the sends and receives of ``Schedule.comms`` cannot all run (torch's
+               runtime would hang; :mod:`schedules.comms`)
 ============== =====================================================================
 
 The structural rules are checked here with array operations; ``deadlock`` and ``memory`` come
@@ -118,6 +121,10 @@ def check_structure(c: Compiled) -> list[Violation]:
             if has[F][s, j] and pos[F, s, j] > pr:
                 msgs.append(f"{s}R{j} is listed before its forward {s}F{j}")
         _report(out, "recompute", msgs)
+    if c.schedule.comms is not None:
+        from .comms import check_comms
+
+        out += [Violation(rule, msg) for rule, msg in check_comms(c.schedule)]
     return out
 
 
