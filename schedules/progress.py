@@ -35,6 +35,9 @@ class _Silent:
     def set_description(self, text: str = "", refresh: bool = True) -> None:
         pass
 
+    def clear(self) -> None:
+        pass
+
     def write(self, text: str) -> None:
         print(text, file=sys.stderr)
 
