@@ -21,7 +21,7 @@ def register(sub) -> None:
                                    "torch-csv (torch.distributed.pipelining's _load_csv).")
     p.add_argument("file", help="orders document (JSON), or - for standard input")
     p.add_argument("--format", required=True, choices=FORMATS, help="output format")
-    p.add_argument("-o", "--output", required=True, help="output file")
+    p.add_argument("-o", "--output", required=True, help="output file, or - for standard output")
     p.add_argument("--us-per-unit", default="1",
                    help="chrome-trace: microseconds per model time unit (default 1)")
     p.set_defaults(func=run)
@@ -35,7 +35,7 @@ def run(args) -> int:
     from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
     from schedules.simulate import simulate
     from .common import CLIError, read_text
-    from .output import atomic_output, check_output_path
+    from .output import check_output_path
 
     try:
         scale = to_fraction(args.us_per_unit, "--us-per-unit")
@@ -43,7 +43,8 @@ def run(args) -> int:
         raise CLIError(str(exc)) from None
     if scale <= 0:
         raise CLIError(f"--us-per-unit must be > 0, got {args.us_per_unit}")
-    check_output_path(args.output)
+    if args.output != "-":
+        check_output_path(args.output)
     docs, _ = load_documents(read_text(args.file))
     if len(docs) != 1:
         raise CLIError(f"{args.file} holds {len(docs)} documents; export writes one")
@@ -71,13 +72,24 @@ def run(args) -> int:
             raise CLIError(str(exc)) from None
         res = simulate(schedule)
         valid, errors = res.valid, res.errors
-    try:
-        with atomic_output(args.output) as tmp:
-            with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-    except OSError as exc:
-        raise CLIError(f"cannot write {args.output}: {exc.strerror}") from None
+    if args.output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        _write(args.output, text)
     if not valid:
         print(f"exported an invalid schedule: {errors[0]}", file=sys.stderr)
         return 1
     return 0
+
+
+def _write(path: str, text: str) -> None:
+    from .common import CLIError
+    from .output import atomic_output
+
+    try:
+        with atomic_output(path) as tmp:
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+    except OSError as exc:
+        raise CLIError(f"cannot write {path}: {exc.strerror}") from None
