@@ -2,9 +2,11 @@
 ``figure`` shows a picture: an ``image/png`` or ``image/svg+xml`` output, or a plotly figure.
 
 Notebooks are committed without outputs (checked here too), so what a reader sees is what this
-test produced.
+test produced. A notebook whose metadata ``pipebounds.requires`` names modules that are not
+installed (a part of the toolkit still being built) is skipped, naming them.
 """
 
+import importlib.util
 import time
 from pathlib import Path
 
@@ -33,6 +35,10 @@ def figure_cells_without_picture(nb) -> list[int]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_and_shows_its_figures(path):
     nb = nbformat.read(path, as_version=4)
+    missing = [name for name in nb.metadata.get("pipebounds", {}).get("requires", [])
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(f"{path.name} needs {', '.join(missing)}")
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), \
         f"{path.name} is committed with outputs"
     assert any("figure" in c.metadata.get("tags", []) for c in nb.cells), \
