@@ -4,8 +4,10 @@ charts, so both draw the same facts.
 :func:`gantt_data` times a schedule (:func:`schedules.simulate.simulate`) and returns, per op
 (in GPU order, then position): GPU, kind, stage, microbatch, start, end, the live activations on
 its GPU right after it ends, and whether it *offends*, i.e. runs while its GPU holds more than
-``K`` live activations (the ``memory`` rule of MODEL.md). A schedule with no timing (structural
-errors or a deadlock) raises :class:`GanttError`: there is nothing to place on a time axis.
+``K`` live activations (the ``memory`` rule of MODEL.md). A schedule whose only violations are
+in its send/receive order (``comm_order``, ``comm_deadlock``) is timed by its op orders and keeps
+those violations. A schedule with no timing (structural errors or a deadlock of the op orders)
+raises :class:`GanttError`: there is nothing to place on a time axis.
 
 Past a size the per-op picture is neither fast nor readable; :func:`busy_bands` aggregates it:
 the busy fraction of each GPU, per op kind, in equal time bins (exact integrals of the per-GPU
@@ -20,7 +22,7 @@ busy indicator, so the bands sum to the GPU's busy time).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -113,6 +115,10 @@ class GanttData:
 def gantt_data(schedule: Schedule) -> GanttData:
     """Time ``schedule`` and gather what a chart shows; :class:`GanttError` if it has no timing."""
     res = simulate(schedule)
+    if res.start_units is None and schedule.comms is not None and \
+            {v.rule for v in res.violations} <= {"comm_order", "comm_deadlock"}:
+        timed = simulate(Schedule(schedule.instance, schedule.orders, schedule.source))
+        res = replace(timed, violations=res.violations + timed.violations)
     if res.start_units is None:
         raise GanttError("cannot draw an invalid schedule, it has no timing: "
                          + "; ".join(res.errors[:3]))

@@ -205,3 +205,18 @@ def test_cli_does_not_import_matplotlib():
             "print('matplotlib' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_comm_deadlock_drawn_by_its_op_orders_and_exit_1(tmp_path, capsys):
+    from pipebounds.cli import main
+    from schedules.gantt_data import gantt_data
+    from schedules.interop import from_pipeline_order
+    hang = [["0F0", "0RECV_B0", "0SEND_F0", "0B0"], ["1RECV_F0", "1F0", "1B0", "1SEND_B0"]]
+    sched = from_pipeline_order(hang, Instance(P=2, m=1))
+    data = gantt_data(sched)
+    assert data.n_ops == 4 and data.makespan == 6
+    assert [v.rule for v in data.result.violations] == ["comm_deadlock"]
+    src = tmp_path / "hang.json"
+    src.write_text(json.dumps(document_from_schedule(sched)))
+    assert main(["gantt", str(src), "-o", str(tmp_path / "h.png")]) == 1
+    assert "comm_deadlock" in capsys.readouterr().err
