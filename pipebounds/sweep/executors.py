@@ -1,0 +1,108 @@
+"""Executors: run ``fn(item)`` over items and yield ``(item, outcome)`` as each finishes.
+
+- ``inprocess``: one after another in this process (debugging, tiny sweeps);
+- ``pool``: a local process pool (:class:`concurrent.futures.ProcessPoolExecutor`, the default;
+  ``workers`` processes, at most ``2 * workers`` items in flight so a long sweep starts at once
+  and an interrupt loses little);
+- ``dask``: an existing Dask distributed cluster, given by its scheduler address
+  (``tcp://host:8786``) or an in-process ``LocalCluster`` for tests; needs the ``cluster`` extra.
+  Dask rather than Ray: its ``Client`` connects to a scheduler started with one command
+  (``dask scheduler`` / ``dask worker ADDRESS``) or by a job queue (dask-jobqueue on SLURM/PBS),
+  it ships as plain Python wheels, and ``as_completed`` is all this needs (docs/sweep.md).
+
+An outcome is ``("ok", rows, seconds)`` or ``("error", message, seconds)``: a failing item never
+stops a sweep.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+from typing import Callable, Iterable, Iterator, Optional
+
+from .grid import Item
+from .tasks import run_task
+
+Outcome = tuple[str, object, float]
+
+
+def run_item(item: Item) -> Outcome:
+    """Run one item, turning any exception into an ``error`` outcome (worker side)."""
+    t0 = time.perf_counter()
+    try:
+        rows = run_task(item.task, item.params)
+        return "ok", rows, time.perf_counter() - t0
+    except Exception as exc:  # noqa: BLE001 - a failing item must not stop the sweep
+        return "error", f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
+
+
+def inprocess(items: Iterable[Item], fn: Callable = run_item) -> Iterator[tuple[Item, Outcome]]:
+    for item in items:
+        yield item, fn(item)
+
+
+def pool(items: Iterable[Item], fn: Callable = run_item, workers: int = 2
+         ) -> Iterator[tuple[Item, Outcome]]:
+    it = iter(items)
+    with cf.ProcessPoolExecutor(max_workers=workers) as ex:
+        pending: dict = {}
+
+        def fill() -> None:
+            while len(pending) < 2 * workers:
+                item = next(it, None)
+                if item is None:
+                    return
+                pending[ex.submit(fn, item)] = item
+
+        fill()
+        try:
+            while pending:
+                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    item = pending.pop(fut)
+                    try:
+                        yield item, fut.result()
+                    except Exception as exc:  # noqa: BLE001 - a worker that died
+                        yield item, ("error", f"worker failed: {type(exc).__name__}: {exc}", 0.0)
+                fill()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+def dask(items: Iterable[Item], fn: Callable = run_item, address: Optional[object] = None
+         ) -> Iterator[tuple[Item, Outcome]]:
+    """``address``: a scheduler address string, or a ``distributed.Client`` / ``LocalCluster``."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - depends on the extra
+        raise RuntimeError("the dask executor needs the 'cluster' extra: "
+                           "pip install 'pipebounds[cluster]'") from None
+    own = not isinstance(address, Client)
+    client = Client(address) if own else address
+    try:
+        futures = {client.submit(fn, item, key=f"pipebounds-{item.key}", pure=False): item
+                   for item in items}
+        for fut in as_completed(futures):
+            item = futures[fut]
+            try:
+                yield item, fut.result()
+            except Exception as exc:  # noqa: BLE001
+                yield item, ("error", f"worker failed: {type(exc).__name__}: {exc}", 0.0)
+    finally:
+        if own:
+            client.close()
+
+
+EXECUTORS = ("inprocess", "pool", "dask")
+
+
+def make_executor(name: str = "pool", workers: int = 2, address: Optional[object] = None):
+    """The executor ``name`` as a function ``items -> iterator of (item, outcome)``."""
+    if name == "inprocess":
+        return inprocess
+    if name == "pool":
+        return lambda items, fn=run_item: pool(items, fn, workers)
+    if name == "dask":
+        return lambda items, fn=run_item: dask(items, fn, address)
+    raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {name!r}")

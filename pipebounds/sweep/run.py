@@ -1,0 +1,67 @@
+"""Run a sweep: items -> executor -> store, with progress and a summary."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable, Optional, Sequence
+
+from .executors import run_item
+from .grid import Item
+from .store import Store
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What a run did: items in the grid, skipped (already stored), run now, failed, seconds."""
+
+    items: int
+    skipped: int
+    ran: int
+    failed: int
+    seconds: float
+    store: str
+    rows: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def run_sweep(items: Sequence[Item], store: Store, executor: Callable, resume: bool = False,
+              progress: Optional[bool] = None, fn: Callable = run_item) -> SweepSummary:
+    """Run every item not yet in ``store`` (all of them unless ``resume``) through ``executor``.
+
+    Without ``resume`` a store that already holds any of these items is refused (ValueError), so
+    results of different code are never mixed by accident. Each result is stored as it arrives.
+    ``progress``: a tqdm bar on stderr (None: only when stderr is a terminal).
+    """
+    done = store.done_keys()
+    todo = [it for it in items if it.key not in done]
+    if not resume and len(todo) < len(items):
+        raise ValueError(f"store {store.path} already holds {len(items) - len(todo)} of these "
+                         "items; pass resume=True (--resume) to skip them, or use a new store")
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = None
+    if show and todo:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), file=sys.stderr, unit="item", smoothing=0.1)
+    t0 = time.perf_counter()
+    ran = failed = rows = 0
+    try:
+        for item, (status, payload, seconds) in executor(todo, fn):
+            store.add(item.key, item.task, item.params, status, payload, round(seconds, 4))
+            ran += 1
+            if status == "ok":
+                rows += len(payload)  # type: ignore[arg-type]
+            else:
+                failed += 1
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(failed=failed, refresh=False)
+    finally:
+        if bar is not None:
+            bar.close()
+    return SweepSummary(len(items), len(items) - len(todo), ran, failed,
+                        round(time.perf_counter() - t0, 3), str(store.path), rows)

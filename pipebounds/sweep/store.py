@@ -1,0 +1,149 @@
+"""The sweep store: finished results in SQLite, written as they arrive.
+
+One table ``results``: the item ``key`` (primary key), ``task``, ``params`` (JSON), ``status``
+(``ok`` or ``error``), ``rows`` (JSON list) or ``error``, ``seconds``, and the versions the
+result was computed with: ``code_version`` (package version and git commit) and
+``theory_version`` (a hash of the bound formulas' sources, :func:`theory_version`). Each result
+is committed on arrival (WAL journal), so a killed sweep loses nothing finished and
+``--resume`` skips exactly what is stored.
+
+:func:`load_table` flattens the store into a pandas DataFrame, one line per row, with the
+instance fields as columns; exact numbers stay exact in ``*_exact`` columns (Fractions) next to
+float columns, and rows whose makespan is below their lower bound are refused (a bug in a bound
+or a schedule, never data).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import time
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Optional
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY, task TEXT NOT NULL, params TEXT NOT NULL, status TEXT NOT NULL,
+    rows TEXT, error TEXT, seconds REAL, code_version TEXT, theory_version TEXT,
+    finished_at TEXT)
+"""
+
+NUMERIC = ("makespan", "lower_bound", "gap", "optimum")
+"""Row fields holding exact numbers (ints or ``"p/q"`` strings)."""
+
+
+@lru_cache(maxsize=1)
+def theory_version() -> str:
+    """A short hash of the sources of :mod:`bounds` (the formulas every bound comes from)."""
+    import bounds
+
+    h = hashlib.sha256()
+    for path in sorted(Path(bounds.__file__).parent.glob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """The package version, and the git commit when running from a checkout."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("pipebounds")
+    except metadata.PackageNotFoundError:
+        version = "0+unknown"
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                             text=True, timeout=5, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha = ""
+    return f"{version}+{sha}" if sha else version
+
+
+class Store:
+    """A results store at ``path`` (created when missing)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._db = sqlite3.connect(str(self.path), timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(_SCHEMA)
+        self._db.commit()
+
+    def done_keys(self) -> set[str]:
+        return {k for (k,) in self._db.execute("SELECT key FROM results")}
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+
+    def add(self, key: str, task: str, params: dict, status: str, payload, seconds: float) -> None:
+        """Store one finished item (``payload``: rows when ``ok``, else the error message)."""
+        rows, error = (json.dumps(payload), None) if status == "ok" else (None, str(payload))
+        self._db.execute(
+            "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (key, task, json.dumps(params, sort_keys=True), status, rows, error, seconds,
+             code_version(), theory_version(), time.strftime("%Y-%m-%dT%H:%M:%S")))
+        self._db.commit()
+
+    def results(self, task: Optional[str] = None) -> Iterable[dict]:
+        """Every stored result as a dict (``rows`` decoded)."""
+        query = "SELECT key, task, params, status, rows, error, seconds, code_version, " \
+                "theory_version FROM results"
+        args: tuple = ()
+        if task:
+            query += " WHERE task = ?"
+            args = (task,)
+        for key, tsk, params, status, rows, error, secs, cv, tv in self._db.execute(query, args):
+            yield {"key": key, "task": tsk, "params": json.loads(params), "status": status,
+                   "rows": json.loads(rows) if rows else [], "error": error, "seconds": secs,
+                   "code_version": cv, "theory_version": tv}
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _exact(x) -> Optional[Fraction]:
+    return None if x is None else Fraction(x)
+
+
+def flat_rows(path: str | Path, task: Optional[str] = None, check: bool = True) -> list[dict]:
+    """The store as a list of flat dicts, one per row (see :func:`load_table`)."""
+    out = []
+    with Store(path) as store:
+        for res in store.results(task):
+            inst = res["params"].get("instance", {})
+            base = {"key": res["key"], "task": res["task"], "status": res["status"],
+                    "error": res["error"], "code_version": res["code_version"],
+                    "theory_version": res["theory_version"], **inst}
+            for row in res["rows"] or ([{}] if res["status"] != "ok" else []):
+                line = {**base, **{k: v for k, v in row.items() if k not in ("terms",)}}
+                for col in NUMERIC:
+                    if col in line:
+                        line[col + "_exact"] = _exact(line[col])
+                        line[col] = None if line[col] is None else float(Fraction(line[col]))
+                if check and line.get("makespan_exact") is not None and \
+                        line.get("lower_bound_exact") is not None and line.get("valid", True) \
+                        and line["makespan_exact"] < line["lower_bound_exact"]:
+                    raise ValueError(f"store {path}: row {res['key']} has makespan "
+                                     f"{line['makespan_exact']} below its lower bound "
+                                     f"{line['lower_bound_exact']} ({inst})")
+                out.append(line)
+    return out
+
+
+def load_table(path: str | Path, task: Optional[str] = None, check: bool = True):
+    """The store as a pandas DataFrame (one line per row; needs pandas)."""
+    import pandas as pd
+
+    return pd.DataFrame(flat_rows(path, task, check))

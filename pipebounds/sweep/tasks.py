@@ -1,0 +1,116 @@
+"""Sweep tasks: pure functions ``params -> list of rows`` (JSON-able dicts), one per task name.
+
+``params`` holds ``instance`` (an instance object of CLI.md) and the grid's options. Numbers in
+rows are exact: ints, or ``"p/q"`` strings (:func:`schedules.instance.fraction_json`); the store
+loads them back exactly. Every task runs in a worker process, so each is a top-level function
+that imports what it needs.
+
+- ``bound``: the lower bound and its terms.
+- ``solve``: the exact optimum (options ``time_limit``, default 10 s; ``engine``).
+- ``generate``: every applicable family (option ``families``, default all) at every ``K`` from 1
+  to the family's natural peak (option ``Ks``: a list instead), rematerialized by
+  :func:`schedules.remat.fit_memory` (option ``polish``, default true), simulated; each row has
+  the family's makespan, peak, the lower bound at that ``K`` and the gap makespan/bound.
+- ``best``, ``frontier``: the library functions of :mod:`pipebounds.best` and
+  :mod:`pipebounds.frontier`, one row each.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Callable
+
+from schedules.instance import Instance, fraction_json
+
+
+class TaskError(ValueError):
+    """Options a task cannot use; the message names the option."""
+
+
+def _instance(params: dict) -> Instance:
+    return Instance.from_dict(params["instance"])
+
+
+def bound_task(params: dict) -> list[dict]:
+    from bounds import lower_bound
+
+    lb = lower_bound(_instance(params))
+    return [{"lower_bound": fraction_json(lb.value), "exact": lb.exact,
+             "terms": {name: fraction_json(val) for name, val in lb.terms}}]
+
+
+def solve_task(params: dict) -> list[dict]:
+    from schedules.search import solve
+
+    inst = _instance(params)
+    kwargs = {"time_limit": float(params.get("time_limit", 10))}
+    if "engine" in params:
+        kwargs["engine"] = params["engine"]
+    res = solve(inst, **kwargs)
+    return [{"status": res.status,
+             "makespan": None if res.makespan is None else fraction_json(res.makespan),
+             "lower_bound": fraction_json(res.lower_bound), "seconds": round(res.seconds, 3),
+             "engine": res.engine}]
+
+
+def _gap(makespan: Fraction, bound: Fraction) -> str | int:
+    return fraction_json(makespan / bound)
+
+
+def generate_task(params: dict) -> list[dict]:
+    from bounds import lower_bound
+    from schedules.generators import GENERATORS, generate
+    from schedules.remat import fit_memory
+    from schedules.simulate import simulate
+
+    inst = _instance(params).with_(K=None)
+    families = params.get("families") or sorted(GENERATORS)
+    unknown = [f for f in families if f not in GENERATORS]
+    if unknown:
+        raise TaskError(f"unknown family {unknown[0]!r}")
+    polish = bool(params.get("polish", True))
+    rows = []
+    bounds: dict = {}
+    for family in families:
+        if GENERATORS[family].requires.problems(inst):
+            continue
+        natural = generate(family, inst)
+        base = simulate(natural)
+        peak = max(base.peak_memory)
+        Ks = params.get("Ks") or list(range(1, peak + 1))
+        for K in Ks:
+            if K > peak:
+                continue
+            sched = natural if K == peak else fit_memory(natural, K, polish=polish)
+            res = base if K == peak else simulate(sched)
+            if K not in bounds:
+                bounds[K] = lower_bound(inst.with_(K=K)).value
+            lb = bounds[K]
+            rows.append({"family": family, "K": K, "valid": res.valid,
+                         "makespan": fraction_json(res.makespan), "peak": max(res.peak_memory),
+                         "lower_bound": fraction_json(lb), "gap": _gap(res.makespan, lb)})
+    return rows
+
+
+def best_task(params: dict) -> list[dict]:
+    from pipebounds.best import best  # built by issue 12; a clear error until then
+
+    return [best(_instance(params)).to_row()]
+
+
+def frontier_task(params: dict) -> list[dict]:
+    from pipebounds.frontier import frontier  # built by issue 13; a clear error until then
+
+    return [frontier(_instance(params)).to_row()]
+
+
+TASKS: dict[str, Callable[[dict], list[dict]]] = {
+    "bound": bound_task, "solve": solve_task, "generate": generate_task, "best": best_task,
+    "frontier": frontier_task,
+}
+"""Task name -> function (the ``--task`` choices of ``pipebounds sweep``)."""
+
+
+def run_task(task: str, params: dict) -> list[dict]:
+    """Run one task (what every executor calls in its worker)."""
+    return TASKS[task](params)
