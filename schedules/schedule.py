@@ -94,28 +94,34 @@ class Schedule:
         return {str(p): [str(op) for op in seq] for p, seq in enumerate(self.orders)}
 
 
-def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:
-    """Turn a GPU -> actions mapping (or list) into a tuple of Op tuples, one per GPU."""
+def _per_gpu(orders: OrdersLike, P: int, what: str) -> list:
+    """One entry per GPU from a GPU -> list mapping (int or string keys; absent GPUs get an
+    empty list) or a list by GPU; ``what`` names the key in messages."""
     if isinstance(orders, Mapping):
-        per_gpu: list[list] = [[] for _ in range(P)]
+        per_gpu: list = [[] for _ in range(P)]
         seen = set()
         for key, seq in orders.items():
             try:
                 p = int(key)
             except (TypeError, ValueError):
-                raise ScheduleError(f"orders key {key!r} is not a GPU number") from None
+                raise ScheduleError(f"{what} key {key!r} is not a GPU number") from None
             if not 0 <= p < P:
-                raise ScheduleError(f"orders name GPU {p}, outside 0..{P - 1} (P={P})")
+                raise ScheduleError(f"{what} name GPU {p}, outside 0..{P - 1} (P={P})")
             if p in seen:
-                raise ScheduleError(f"orders list GPU {p} twice")
+                raise ScheduleError(f"{what} list GPU {p} twice")
             seen.add(p)
             per_gpu[p] = seq
-    elif isinstance(orders, Sequence) and not isinstance(orders, str):
+        return per_gpu
+    if isinstance(orders, Sequence) and not isinstance(orders, str):
         if len(orders) != P:
-            raise ScheduleError(f"orders list {len(orders)} GPUs but P={P}")
-        per_gpu = list(orders)
-    else:
-        raise ScheduleError("orders must map each GPU to its list of actions")
+            raise ScheduleError(f"{what} list {len(orders)} GPUs but P={P}")
+        return list(orders)
+    raise ScheduleError(f"{what} must map each GPU to its list of actions")
+
+
+def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:
+    """Turn a GPU -> actions mapping (or list) into a tuple of Op tuples, one per GPU."""
+    per_gpu = _per_gpu(orders, P, "orders")
     result = []
     cache: dict[str, Op] = {}
     for p, seq in enumerate(per_gpu):
@@ -140,20 +146,7 @@ def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:
 
 def normalize_comms(comms: OrdersLike, P: int) -> tuple[tuple[str, ...], ...]:
     """A GPU -> action strings mapping (or list by GPU) as a tuple of string tuples, one per GPU."""
-    if isinstance(comms, Mapping):
-        per_gpu: list = [[] for _ in range(P)]
-        for key, seq in comms.items():
-            try:
-                p = int(key)
-            except (TypeError, ValueError):
-                raise ScheduleError(f"comms key {key!r} is not a GPU number") from None
-            if not 0 <= p < P:
-                raise ScheduleError(f"comms name GPU {p}, outside 0..{P - 1} (P={P})")
-            per_gpu[p] = seq
-    elif isinstance(comms, Sequence) and not isinstance(comms, str) and len(comms) == P:
-        per_gpu = list(comms)
-    else:
-        raise ScheduleError(f"comms must map each of the {P} GPUs to its list of actions")
+    per_gpu = _per_gpu(comms, P, "comms")
     out = []
     for p, seq in enumerate(per_gpu):
         if isinstance(seq, str) or not isinstance(seq, Sequence) \

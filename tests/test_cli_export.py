@@ -71,3 +71,22 @@ def test_invalid_exported_with_exit_1_and_bad_input_exit_2(tmp_path, capsys):
                   "--us-per-unit", "0"]):
         assert main(args) == 2
         assert capsys.readouterr().err.startswith("error:")
+
+
+def test_simulate_reports_a_deadlocking_send_receive_order(tmp_path, capsys):
+    """An orders document with torch's send/receive order (``comms``) that would hang."""
+    from schedules.interop import from_pipeline_order
+    ok = [["0F0", "0SEND_F0", "0RECV_B0", "0B0"], ["1RECV_F0", "1F0", "1B0", "1SEND_B0"]]
+    hang = [["0F0", "0RECV_B0", "0SEND_F0", "0B0"], ok[1]]
+    for order, status in ((ok, 0), (hang, 1)):
+        doc = document_from_schedule(from_pipeline_order(order, Instance(P=2, m=1)))
+        assert doc["comms"] == {"0": order[0], "1": order[1]}
+        path = tmp_path / "c.json"
+        path.write_text(json.dumps(doc))
+        assert main(["simulate", str(path), "--json"]) == status
+        out = json.loads(capsys.readouterr().out)
+        out = out[0] if isinstance(out, list) else out
+        assert out["valid"] is (status == 0)
+        if status:
+            assert any(e.startswith("comm_deadlock: ") and "GPU 0 is blocked at 0RECV_B0" in e
+                       for e in out["errors"])

@@ -32,9 +32,8 @@ def run(args) -> int:
     import sys
 
     from schedules.instance import InstanceError, to_fraction
-    from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
     from schedules.simulate import simulate
-    from .common import CLIError, read_text
+    from .common import CLIError, read_one_schedule
     from .output import check_output_path
 
     try:
@@ -45,13 +44,7 @@ def run(args) -> int:
         raise CLIError(f"--us-per-unit must be > 0, got {args.us_per_unit}")
     if args.output != "-":
         check_output_path(args.output)
-    docs, _ = load_documents(read_text(args.file))
-    if len(docs) != 1:
-        raise CLIError(f"{args.file} holds {len(docs)} documents; export writes one")
-    try:
-        schedule = schedule_from_document(docs[0])
-    except INPUT_ERRORS as exc:
-        raise CLIError(str(exc)) from None
+    schedule = read_one_schedule(args.file, "export writes")
     if args.format == "chrome-trace":
         from schedules.gantt_data import GanttError
         from schedules.interop.chrome_trace import chrome_trace

@@ -37,9 +37,8 @@ def register(sub) -> None:
 def run(args) -> int:
     import sys
 
-    from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
     from schedules.progress import progress_bar
-    from .common import CLIError, read_text
+    from .common import CLIError, read_one_schedule
     from .output import atomic_output, check_output_path
 
     ext = os.path.splitext(args.output)[1].lower()
@@ -48,13 +47,7 @@ def run(args) -> int:
     if args.detail_limit is not None and args.detail_limit < 0:
         raise CLIError(f"--detail-limit must be >= 0, got {args.detail_limit}")
     check_output_path(args.output)
-    docs, was_list = load_documents(read_text(args.file))
-    if len(docs) != 1:
-        raise CLIError(f"{args.file} holds {len(docs)} documents; gantt draws one")
-    try:
-        schedule = schedule_from_document(docs[0])
-    except INPUT_ERRORS as exc:
-        raise CLIError(str(exc)) from None
+    schedule = read_one_schedule(args.file, "gantt draws")
     if ext == ".html":
         try:
             import plotly  # noqa: F401
