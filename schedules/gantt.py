@@ -11,9 +11,10 @@ The figure is a :class:`matplotlib.figure.Figure` made directly (not through pyp
 never switches or depends on the global backend: a notebook displays the returned figure, a
 script saves it (:func:`save_gantt`).
 
-Invalid schedules that still have a timing (memory above ``K``) are drawn with their violations
-marked: the ops that run while their GPU holds more than ``K`` get a red outline, and the memory
-above ``K`` is shaded red. Schedules without a timing raise :class:`GanttError`.
+Invalid schedules are drawn with their violations marked: the ops that run while their GPU holds
+more than ``K`` get a red outline and the memory above ``K`` is shaded red; orders that deadlock
+are drawn as far as they run, with a red cross where each stuck GPU waits forever
+(:mod:`schedules.gantt_data`). Schedules with structural errors raise :class:`GanttError`.
 
 Large schedules: past ``detail_limit`` ops a bar per op is unreadable, so the chart aggregates:
 each GPU row shows, in equal time bins, the busy fraction per op kind (stacked bands), and the
@@ -98,12 +99,13 @@ def plot_gantt(schedule: Schedule, ax=None, memory: bool = True, title: Optional
         kinds_used = _draw_bands(ax, data)
     else:
         kinds_used = _draw_bars(ax, data, fig)
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     ax.set_yticks(range(P) if P <= 32 else range(0, P, max(1, P // 16)))
     ax.set_yticklabels([f"GPU {p}" for p in (range(P) if P <= 32 else range(0, P, max(1, P // 16)))])
     ax.set_ylim(P - 0.5, -0.5)
-    ax.set_xlim(0, T)
+    ax.set_xlim(0, max(T, 1e-9))
     ax.set_facecolor("white")
     ax.grid(axis="x", color="#dddddd", linewidth=0.5)
     ax.set_axisbelow(True)
@@ -114,6 +116,13 @@ def plot_gantt(schedule: Schedule, ax=None, memory: bool = True, title: Optional
     if data.offending.any():
         handles.append(Patch(facecolor="none", edgecolor=VIOLATION_COLOR, linewidth=2,
                              label=f"runs above K={inst.K}"))
+    for p, name, t in data.blocked:  # deadlock: where each stuck GPU waits forever
+        ax.plot([t], [p], marker="X", color=VIOLATION_COLOR, markersize=10, gid="blocked")
+        ax.annotate(f" blocked at {name}", (t, p), color=VIOLATION_COLOR, fontsize=8,
+                    va="center", ha="left" if t < 0.8 * max(T, 1e-9) else "right")
+    if data.blocked:
+        handles.append(Line2D([], [], marker="X", color=VIOLATION_COLOR, ls="none",
+                              label="deadlock: blocked here"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8,
               frameon=False)
     text = describe(data, title)

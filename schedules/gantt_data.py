@@ -6,8 +6,10 @@ charts, so both draw the same facts.
 its GPU right after it ends, and whether it *offends*, i.e. runs while its GPU holds more than
 ``K`` live activations (the ``memory`` rule of MODEL.md). A schedule whose only violations are
 in its send/receive order (``comm_order``, ``comm_deadlock``) is timed by its op orders and keeps
-those violations. A schedule with no timing (structural errors or a deadlock of the op orders)
-raises :class:`GanttError`: there is nothing to place on a time axis.
+those violations. A schedule whose op orders deadlock is drawn as far as it runs: each GPU's ops
+up to the one it is blocked at (ASAP timing of that prefix), with ``blocked`` naming, per stuck
+GPU, the op and the time from which it waits forever. A schedule with structural errors (missing
+ops, wrong placement...) raises :class:`GanttError`: it is not a schedule of its instance.
 
 Past a size the per-op picture is neither fast nor readable; :func:`busy_bands` aggregates it:
 the busy fraction of each GPU, per op kind, in equal time bins (exact integrals of the per-GPU
@@ -53,6 +55,7 @@ class GanttData:
     mem_after: np.ndarray   # live activations on the op's GPU right after it ends
     offending: np.ndarray   # bool: the op runs while its GPU holds more than K
     offsets: np.ndarray
+    blocked: tuple = ()     # (gpu, action string, time) per GPU stuck in a deadlock
 
     @property
     def n_ops(self) -> int:
@@ -119,24 +122,65 @@ def gantt_data(schedule: Schedule) -> GanttData:
             {v.rule for v in res.violations} <= {"comm_order", "comm_deadlock"}:
         timed = simulate(Schedule(schedule.instance, schedule.orders, schedule.source))
         res = replace(timed, violations=res.violations + timed.violations)
+    if res.start_units is None and res.violations and \
+            {v.rule for v in res.violations} <= {"deadlock", "memory"}:
+        return _deadlocked(schedule, res)
     if res.start_units is None:
         raise GanttError("cannot draw an invalid schedule, it has no timing: "
                          + "; ".join(res.errors[:3]))
     c = compile_schedule(schedule)
+    mem_after, offending = _memory_marks(c)
+    u = res.unit
+    return GanttData(schedule, res, c.gpu, c.kind, c.stage, c.micro,
+                     res.start_units / u, res.end_units / u, mem_after, offending, c.offsets)
+
+
+def _memory_marks(c) -> tuple[np.ndarray, np.ndarray]:
+    """Per op: live activations on its GPU right after it, and whether it runs above ``K``."""
     store, release = store_release(c)
-    inst = schedule.instance
+    K = c.schedule.instance.K
     mem_after = np.zeros(len(c.ids), np.int64)
     offending = np.zeros(len(c.ids), bool)
-    for p in range(inst.P):
+    for p in range(c.schedule.instance.P):
         lo, hi = c.offsets[p], c.offsets[p + 1]
         during = np.cumsum(store[lo:hi], dtype=np.int64) - (
             np.cumsum(release[lo:hi], dtype=np.int64) - release[lo:hi])
         mem_after[lo:hi] = during - release[lo:hi]
-        if inst.K is not None:
-            offending[lo:hi] = during > inst.K
-    u = res.unit
-    return GanttData(schedule, res, c.gpu, c.kind, c.stage, c.micro,
-                     res.start_units / u, res.end_units / u, mem_after, offending, c.offsets)
+        if K is not None:
+            offending[lo:hi] = during > K
+    return mem_after, offending
+
+
+def _deadlocked(schedule: Schedule, res: SimulationResult) -> GanttData:
+    """The prefix of each GPU's order that runs before the deadlock, timed ASAP, and where each
+    stuck GPU waits (see the module docstring)."""
+    from .compiled import durations_in_units
+    from .simulate import _timing
+
+    c = compile_schedule(schedule)
+    dur_kind = durations_in_units(schedule)
+    end, stuck = _timing(c, dur_kind)
+    inst = schedule.instance
+    ends = np.asarray(end, dtype=np.int64)[c.ids]
+    prefix = []
+    for p in range(inst.P):
+        ran = ends[c.offsets[p]:c.offsets[p + 1]] >= 0
+        prefix.append(int(ran.argmin()) if not ran.all() else int(len(ran)))
+    part = Schedule(inst, tuple(seq[:k] for seq, k in zip(schedule.orders, prefix)),
+                    schedule.source)
+    pc = compile_schedule(part)
+    end_units = np.asarray(end, dtype=np.int64)[pc.ids]
+    start_units = end_units - np.asarray(dur_kind, dtype=np.int64)[pc.kind]
+    u = inst.unit
+    last = [int(end_units[pc.offsets[p + 1] - 1]) for p in range(inst.P)
+            if pc.offsets[p + 1] > pc.offsets[p]]
+    timed = SimulationResult(part, res.violations, Fraction(max(last, default=0), u), start_units,
+                             end_units, pc.offsets, u, None, res.peak_memory)
+    mem_after, offending = _memory_marks(pc)
+    blocked = tuple((p, c.op_name(o), float(end_units[pc.offsets[p + 1] - 1]) / u
+                     if pc.offsets[p + 1] > pc.offsets[p] else 0.0) for p, o, _ in stuck)
+    return GanttData(part, timed, pc.gpu, pc.kind, pc.stage, pc.micro, start_units / u,
+                     end_units / u, mem_after, offending, pc.offsets, blocked)
 
 
 def busy_bands(data: GanttData, bins: int) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,8 @@ The page shows the same facts as :func:`schedules.gantt.plot_gantt`, from the sa
   depend on it, with arrows (a small inline script; the page also selects ``#select=N`` from its
   address, op ``N`` in GPU-then-position order);
 * violations marked: ops that run while their GPU holds more than ``K`` have a red outline, the
-  memory above ``K`` is shaded red, and the title says INVALID with the first violation.
+  memory above ``K`` is shaded red, orders that deadlock are drawn as far as they run with a red
+  cross where each stuck GPU waits, and the title says INVALID with the first violation.
 
 Past ``detail_limit`` ops the rows show, per GPU, its busy fraction in equal time bins (a heat
 map; hovering a cell gives the fraction per op kind) and the title says so.
@@ -168,6 +169,13 @@ def gantt_figure(schedule: Schedule, title: Optional[str] = None,
                                  line_shape="hv", name=f"memory: max over {P} GPUs"), row=2, col=1)
         fig.add_trace(go.Scatter(x=grid.tolist(), y=vals.mean(0).round(3).tolist(), mode="lines",
                                  line_shape="hv", name="memory: mean over GPUs"), row=2, col=1)
+    if data.blocked:
+        fig.add_trace(go.Scatter(
+            x=[t for _, _, t in data.blocked], y=[p for p, _, _ in data.blocked],
+            mode="markers+text", marker={"symbol": "x", "size": 14, "color": VIOLATION_COLOR},
+            text=[f"blocked at {name}" for _, name, _ in data.blocked], textposition="middle right",
+            name="deadlock: blocked here", hovertemplate="GPU %{y} waits forever at "
+            "%{x}: %{text}<extra></extra>"), row=1, col=1)
     peak = max(data.result.peak_memory)
     if inst.K is not None:
         fig.add_hline(y=inst.K, line_dash="dash", line_color="black", row=2, col=1,

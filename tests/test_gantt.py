@@ -67,11 +67,31 @@ def test_bars_at_simulated_times_show_idle():
     assert min(x for y, x, _ in starts if abs(y - 1.6) < 1e-9) == 2.0
 
 
-def test_invalid_schedule_refused():
+def test_structurally_invalid_schedule_refused():
     from schedules import Schedule
-    bad = Schedule.from_strings(Instance(P=2, m=1), {0: ["0B0", "0F0"], 1: ["1F0", "1B0"]})
-    with pytest.raises(GanttError):
+    bad = Schedule.from_strings(Instance(P=2, m=1), {0: ["0F0"], 1: ["1F0", "1B0"]})
+    with pytest.raises(GanttError, match="missing"):
         plot_gantt(bad)
+
+
+def test_deadlock_drawn_as_far_as_it_runs(tmp_path, capsys):
+    from pipebounds.cli import main
+    from schedules import Schedule
+    from schedules.gantt_data import gantt_data
+    # GPU 0 lists 0B1 before 0F1: 0B1 needs 1B1, which needs 1F1, which needs 0F1
+    bad = Schedule.from_strings(Instance(P=2, m=2), {0: ["0F0", "0B0", "0B1", "0F1"],
+                                                     1: ["1F0", "1B0", "1F1", "1B1"]})
+    data = gantt_data(bad)
+    assert [str(op) for op in data.schedule.orders[0]] == ["0F0", "0B0"]
+    assert [str(op) for op in data.schedule.orders[1]] == ["1F0", "1B0"]
+    # 0F0 [0,1], 1F0 [1,2], 1B0 [2,4], 0B0 [4,6]: GPU 0 waits from 6, GPU 1 from 4
+    assert sorted(data.blocked) == [(0, "0B1", 6.0), (1, "1F1", 4.0)]
+    assert data.makespan == 6
+    assert "INVALID (deadlock)" in plot_gantt(bad).axes[0].get_title()
+    src = tmp_path / "d.json"
+    src.write_text(json.dumps(document_from_schedule(bad)))
+    assert main(["gantt", str(src), "-o", str(tmp_path / "d.png")]) == 1
+    assert "deadlock" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("ext", ["png", "svg"])

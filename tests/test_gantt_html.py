@@ -140,3 +140,13 @@ def test_a_script_error_is_reported_by_the_status(tmp_path):
     path.write_text(page)
     status = page_status(str(path))
     assert any("undefinedCall" in e for e in status["errors"])
+
+
+def test_deadlock_marked_in_the_page():
+    from schedules import Schedule
+    bad = Schedule.from_strings(Instance(P=2, m=2), {0: ["0F0", "0B0", "0B1", "0F1"],
+                                                     1: ["1F0", "1B0", "1F1", "1B1"]})
+    fig, script = gantt_figure(bad)
+    marks = [t for t in fig.data if t.name == "deadlock: blocked here"]
+    assert len(marks) == 1 and sorted(marks[0].text) == ["blocked at 0B1", "blocked at 1F1"]
+    assert len(script["names"]) == 4 and "INVALID (deadlock)" in fig.layout.title.text

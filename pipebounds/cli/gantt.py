@@ -4,9 +4,9 @@ One row per GPU, ops coloured by kind with their microbatch, idle time visible, 
 peak memory in the title, and a memory panel (``--no-memory`` drops it from pictures). ``.html``
 writes a self-contained interactive page (schedules/gantt_html.py; needs plotly, extra
 ``interactive``). Past ``--detail-limit`` ops the chart aggregates (busy fraction per GPU in time
-bins; the title says so). A schedule that breaks a rule but still has a timing (memory above
-``K``) is drawn with its violations marked and the command exits 1; one with no timing
-(deadlock, structural errors) is refused with exit 2. matplotlib/plotly are imported only when
+bins; the title says so). An invalid schedule (memory above ``K``, a deadlock, a send/receive
+order that hangs) is drawn with its violations marked and the command exits 1; one with
+structural errors (missing ops, wrong placement...) is refused with exit 2. matplotlib/plotly are imported only when
 this command runs.
 """
 
