@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from schedules.instance import Instance, fraction_json
+from schedules.progress import Progress, progress_for
 from schedules.simulate import simulate
 
 
@@ -108,9 +109,21 @@ def setting_report(name: str, inst: Instance) -> SettingReport:
     return SettingReport(name, inst, tuple(base), peaks, tuple(rows))
 
 
-def build_report(settings: Optional[list[tuple[str, Instance]]] = None) -> list[SettingReport]:
-    """The report for ``settings`` (default: :func:`default_settings`)."""
-    return [setting_report(name, inst) for name, inst in (settings or default_settings())]
+def build_report(settings: Optional[list[tuple[str, Instance]]] = None,
+                 progress: Progress = None) -> list[SettingReport]:
+    """The report for ``settings`` (default: :func:`default_settings`); ``progress`` as in
+    :mod:`schedules.progress` (one step per setting)."""
+    settings = settings or default_settings()
+    bar = progress_for(progress, len(settings), "report")
+    out = []
+    try:
+        for name, inst in settings:
+            bar.set_postfix_str(name)
+            out.append(setting_report(name, inst))
+            bar.update()
+    finally:
+        bar.close()
+    return out
 
 
 def _fmt(x: Optional[Fraction]) -> str:
@@ -163,14 +176,12 @@ def to_json(reports: list[SettingReport]) -> list[dict]:
 
 def plot_bounds_vs_memory(rep: SettingReport, path: Path) -> None:
     """Lower bound, optimum and each family's makespan as functions of ``K``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: the global backend is never touched
 
     finite = [r for r in rep.rows if r.K is not None]
     ks = [r.K for r in finite]
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig = Figure(figsize=(7, 4.2))
+    ax = fig.subplots()
     ax.plot(ks, [float(r.lower_bound) for r in finite], "k-", lw=2.5, label="lower bound", zorder=5)
     opt = [(r.K, float(r.optimum)) for r in finite if r.optimum is not None]
     if opt:
@@ -188,7 +199,6 @@ def plot_bounds_vs_memory(rep: SettingReport, path: Path) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def write_report(reports: list[SettingReport], out_dir: str | Path, figures: bool = True) -> list[Path]:

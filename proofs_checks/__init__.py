@@ -21,12 +21,17 @@ def load_checks() -> list[Check]:
     return list(CHECKS)
 
 
-def run_checks(ctx: Context, select: str | None = None) -> list[dict]:
-    """Run every registered check (those whose theorem or name contains ``select``)."""
+def selected_checks(select: str | None = None) -> list[Check]:
+    """The registered checks whose theorem or name contains ``select`` (all without it)."""
+    return [chk for chk in load_checks()
+            if not select or select.lower() in (chk.theorem + " " + chk.name).lower()]
+
+
+def run_checks(ctx: Context, select: str | None = None, on_result=None) -> list[dict]:
+    """Run every registered check (those whose theorem or name contains ``select``);
+    ``on_result(row)`` is called as each check finishes (progress, streaming output)."""
     rows = []
-    for chk in load_checks():
-        if select and select.lower() not in (chk.theorem + " " + chk.name).lower():
-            continue
+    for chk in selected_checks(select):
         t0 = time.perf_counter()
         try:
             res = chk.func(ctx)
@@ -36,8 +41,10 @@ def run_checks(ctx: Context, select: str | None = None) -> list[dict]:
                      "instances": res.instances, "worst_gap": res.worst_gap, "ok": res.ok,
                      "detail": res.detail, "seconds": time.perf_counter() - t0,
                      "check": chk.name})
+        if on_result is not None:
+            on_result(rows[-1])
     return rows
 
 
 __all__ = ["CHECKS", "CHECK_MODULES", "Check", "CheckResult", "Context", "check", "load_checks",
-           "run_checks"]
+           "run_checks", "selected_checks"]

@@ -248,7 +248,10 @@ def schedule_from_document(doc: dict) -> Schedule:
         raise DocumentError("orders document is missing 'orders'")
     source = doc.get("source", "")
     source = source if isinstance(source, str) else json.dumps(source, default=str)[:200]
-    return Schedule.from_strings(inst, doc["orders"], source=source)
+    sched = Schedule.from_strings(inst, doc["orders"], source=source)
+    if doc.get("comms") is not None:  # the send/receive order (schedules/comms.py)
+        sched = Schedule(inst, sched.orders, sched.source, doc["comms"])
+    return sched
 
 
 def document_from_schedule(schedule: Schedule, **extra) -> dict:
@@ -274,6 +277,8 @@ def document_from_schedule(schedule: Schedule, **extra) -> dict:
         doc["source"] = schedule.source
     doc.update(extra)
     doc["orders"] = schedule.to_strings()
+    if schedule.comms is not None:
+        doc["comms"] = schedule.comms_strings()
     return doc
 
 

@@ -54,6 +54,7 @@ from typing import Sequence
 
 from .instance import require
 from .ops import Op
+from .progress import Progress, progress_for
 from .schedule import Schedule
 
 
@@ -150,7 +151,7 @@ def _score(schedule: Schedule):
     return (res.makespan, int(res.end_units.sum())), res
 
 
-def _polish(schedule: Schedule, K: int, window: int, budget: int) -> Schedule:
+def _polish(schedule: Schedule, K: int, window: int, budget: int, bar=None) -> Schedule:
     orders = [list(seq) for seq in schedule.orders]
     inst = schedule.instance
     best, res = _score(schedule)
@@ -183,6 +184,8 @@ def _polish(schedule: Schedule, K: int, window: int, budget: int) -> Schedule:
                     break
                 trial = orders[:p] + [cand] + orders[p + 1:]
                 sims += 1
+                if bar is not None:
+                    bar.update()
                 score, r = _score(Schedule(inst, tuple(map(tuple, trial))))
                 if score is not None and score < best:
                     best, best_seq, best_res = score, cand, r
@@ -193,12 +196,14 @@ def _polish(schedule: Schedule, K: int, window: int, budget: int) -> Schedule:
 
 
 def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
-               budget: int = 800) -> Schedule:
+               budget: int = 800, progress: Progress = None) -> Schedule:
     """``schedule`` with ``R`` ops inserted (and some ``W`` moved earlier) so that every GPU holds
     at most ``K`` activations; the result carries ``K`` in its instance. See the module docstring.
 
     ``polish`` moves recomputes earlier when that lowers the makespan (at most ``window``
-    positions each, at most ``budget`` trial simulations in all).
+    positions each, at most ``budget`` trial simulations in all). ``progress``: None (silent),
+    True (a tqdm bar on stderr when it is a terminal) or ``callback(done, total)``, counting the
+    GPUs fitted and then the polish's trial simulations (:mod:`schedules.progress`).
     """
     require(schedule, Schedule, "schedule", "fit_memory")
     if isinstance(K, bool) or not isinstance(K, int) or K < 1:
@@ -206,7 +211,12 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
     from .simulate import simulate
 
     inst = schedule.instance.with_(K=K)
-    orders = tuple(tuple(_fit_order(seq, K)) for seq in schedule.orders)
+    bar = progress_for(progress, inst.P + (budget if polish else 0), "fit_memory")
+    orders = []
+    for seq in schedule.orders:
+        orders.append(tuple(_fit_order(seq, K)))
+        bar.update()
+    orders = tuple(orders)
     if orders == tuple(tuple(seq) for seq in schedule.orders):
         source = schedule.source  # K does not bind: nothing recomputed
     else:
@@ -214,8 +224,9 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
     fitted = Schedule(inst, orders, source)
     result = simulate(fitted)
     if result.valid and polish and any(op.kind == "R" for _, op in fitted.ops()):
-        fitted = _polish(fitted, K, window, budget)
+        fitted = _polish(fitted, K, window, budget, bar)
         result = simulate(fitted)
+    bar.close()
     if not result.valid:
         base = simulate(schedule.with_instance(schedule.instance.with_(K=None)))
         if not base.valid:

@@ -43,6 +43,11 @@ class Schedule:
     instance: Instance
     orders: tuple[tuple[Op, ...], ...]
     source: str = field(default="", compare=False)
+    comms: Optional[tuple[tuple[str, ...], ...]] = field(default=None, compare=False)
+    """Optional: each GPU's full action list with its communication actions (``SEND_F``,
+    ``RECV_F``, ``SEND_B``, ``RECV_B``) between the ops, as torch's runtime order lists them
+    (``"1RECV_F0"``, ``"1F0"``, ...); when present, the validator checks that its ops are
+    ``orders`` and that the sends and receives cannot deadlock (:mod:`schedules.comms`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.instance, Instance):
@@ -62,6 +67,9 @@ class Schedule:
                 if not isinstance(op, Op):
                     raise ScheduleError(f"GPU {p}: order entry {op!r} is not an Op")
         object.__setattr__(self, "orders", orders)
+        if self.comms is not None:
+            comms = normalize_comms(self.comms, self.instance.P)
+            object.__setattr__(self, "comms", comms)
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -126,7 +134,13 @@ class Schedule:
 
     def with_instance(self, instance: Instance) -> "Schedule":
         """The same orders on another instance (for example another ``K`` or other durations)."""
-        return Schedule(instance, self.orders, self.source)
+        return Schedule(instance, self.orders, self.source, self.comms)
+
+    def comms_strings(self) -> Optional[dict[str, list[str]]]:
+        """The communication order (if any) as the JSON mapping of an orders document's ``comms``."""
+        if self.comms is None:
+            return None
+        return {str(p): list(seq) for p, seq in enumerate(self.comms)}
 
     def to_strings(self) -> dict[str, list[str]]:
         """The orders as the JSON mapping of CLI.md: ``{"0": ["0F0", ...], ...}``."""
@@ -149,9 +163,9 @@ def orders_per_gpu(orders: OrdersLike, P: int) -> list[Sequence]:
             if p is None or (isinstance(key, str) and len(key) > 20):
                 raise ScheduleError(f"orders key {key!r} is not a GPU number"[:200])
             if not 0 <= p < P:
-                raise ScheduleError(f"orders name GPU {p}, outside 0..{P - 1} (P={P})")
+                raise ScheduleError(f"{what} name GPU {p}, outside 0..{P - 1} (P={P})")
             if p in seen:
-                raise ScheduleError(f"orders list GPU {p} twice")
+                raise ScheduleError(f"{what} list GPU {p} twice")
             seen.add(p)
             per_gpu[p] = seq
     elif isinstance(orders, Sequence) and not isinstance(orders, (str, bytes)):
@@ -251,3 +265,13 @@ def pack_actions(per_gpu: list[Sequence]) -> Optional[tuple[np.ndarray, list[int
 
 class OrdersLimitError(ScheduleError, limits.LimitError):
     """Orders longer than :data:`schedules.limits.MAX_ORDER_ITEMS`."""
+
+
+def normalize_comms(comms: OrdersLike, P: int) -> tuple[tuple[str, ...], ...]:
+    """A GPU -> action strings mapping (or list by GPU) as a tuple of string tuples, one per GPU."""
+    out = []
+    for p, seq in enumerate(orders_per_gpu(comms, P)):
+        if not all(isinstance(a, str) for a in seq):
+            raise ScheduleError(f"GPU {p}: comms must be a list of action strings")
+        out.append(tuple(a.strip() for a in seq))
+    return tuple(out)

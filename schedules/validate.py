@@ -15,6 +15,9 @@ A schedule is valid iff it breaks none of these rules (``Violation.rule``):
 ``deadlock``   the orders contradict the precedences (no ASAP timing exists)
 ``memory``     a GPU holds more than ``K`` live activations, or (memory in bytes,
                ``instance.memory``) more bytes than its ``budget`` at some instant
+``comm_order`` the ops of the communication order (``Schedule.comms``) are not ``orders``
+``comm_deadlock`` the sends and receives of ``Schedule.comms`` cannot all run (torch's
+               runtime would hang; :mod:`schedules.comms`)
 ============== =====================================================================
 
 The structural rules are checked here with array operations; ``deadlock`` and ``memory`` come
@@ -127,4 +130,8 @@ def check_structure(c: Compiled) -> list[Violation]:
             if has[F][s, j] and pos[F, s, j] > pr:
                 msgs.append(f"{s}R{j} is listed before its forward {s}F{j}")
         _report(out, "recompute", msgs)
+    if c.schedule.comms is not None:
+        from .comms import check_comms
+
+        out += [Violation(rule, msg) for rule, msg in check_comms(c.schedule)]
     return out

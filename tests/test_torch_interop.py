@@ -174,3 +174,113 @@ def test_torch_stage_mapping_is_named_as_our_placement(name, placement):
     """torch's ``style="v"`` / loop stage-to-rank maps are MODEL.md's vshape / looped."""
     inst = torch_instance(build(name, 3, 6))
     assert inst.v == 2 and inst.placement == placement
+
+
+# ------------------------------------------------ the way back: CSV, runtime, list of lists
+from schedules import Instance  # noqa: E402
+from schedules.generators import generate  # noqa: E402
+from schedules.interop import (InteropError, from_torch_csv, instance_from_pipeline_order,  # noqa: E402
+                               to_torch_csv)
+from schedules.remat import fit_memory  # noqa: E402
+
+SHARDING = ("UNSHARD", "RESHARD", "REDUCE_GRAD")
+
+ROUND_TRIP = [
+    ("1f1b", Instance(P=4, m=8)),
+    ("zb-h1", Instance(P=3, m=6, b_I=1, b_W=1)),
+    ("interleaved", Instance(P=2, m=4, v=2)),
+    ("zbv", Instance(P=3, m=6, v=2, placement="vshape", b_I=1, b_W=1)),
+    ("dualpipev", Instance(P=2, m=4, v=2, placement="vshape", b_I=1, b_W=1)),
+]
+
+
+def torch_simulate(order_with_comms, inst):
+    """torch's own dry run of a send/receive order (its sharding actions removed: torch 2.13's
+    simulator does not support them); raises ValueError on a deadlock."""
+    clean = {r: [a for a in acts if a is not None and a.computation_type.value not in SHARDING]
+             for r, acts in dict(enumerate(order_with_comms) if isinstance(order_with_comms, list)
+                                 else order_with_comms).items()}
+    from unittest import mock
+
+    # on a deadlock torch 2.13 prints the partial schedule first, and that printer can fail
+    # (IndexError) before the ValueError: keep the verdict, not the picture
+    with mock.patch.object(S, "_format_pipeline_order", lambda *a, **k: ""):
+        return S._simulate_comms_compute(clean, lambda s: inst.stage_to_rank[s], inst.S)
+
+
+@pytest.mark.parametrize("name, inst", ROUND_TRIP, ids=[n for n, _ in ROUND_TRIP])
+def test_torch_csv_round_trip_through_the_runtime(tmp_path, name, inst):
+    sched = generate(name, inst)
+    path = tmp_path / "s.csv"
+    path.write_text(to_torch_csv(sched))
+    runtime = S._PipelineScheduleRuntime([MockStage(s, inst.S, inst.P, 0)
+                                          for s in inst.stages_of(0)], inst.m)
+    runtime._load_csv(str(path))  # compute_only: torch lowers it with its sends and receives
+    assert [runtime.stage_index_to_group_rank[s] for s in range(inst.S)] == list(inst.stage_to_rank)
+    # what the runtime executes: the same ops, and a send/receive order that runs to its end
+    back = from_pipeline_order(runtime.pipeline_order_with_comms, inst, source="runtime")
+    assert back.orders == sched.orders and back.comms is not None
+    assert simulate(back).valid
+    torch_simulate(runtime.pipeline_order_with_comms, inst)
+    # torch writes the CSV back (compute_only and compute_comms): we read it, instance inferred
+    for fmt in ("compute_only", "compute_comms"):
+        out = tmp_path / f"{fmt}.csv"
+        runtime._dump_csv(str(out), format=fmt)
+        durations = dict(b_I=inst.b_I, b_W=inst.b_W) if inst.split else {}
+        again = from_torch_csv(out.read_text(), **durations)
+        assert again.instance == inst and again.orders == sched.orders
+        assert (again.comms is not None) == (fmt == "compute_comms") and simulate(again).valid
+
+
+def test_recompute_cannot_go_to_torch():
+    sched = fit_memory(generate("1f1b", Instance(P=3, m=4)), 1)
+    with pytest.raises(InteropError, match="no recompute action"):
+        to_torch_csv(sched)
+
+
+# torch 2.13's get_schedule_ops(with_comms=True) fails on single-stage classes (it passes one
+# mock stage where its runtime indexes a list), so those are read without communication only
+@pytest.mark.parametrize("name, P, m, with_comms", [
+    ("1F1B", 3, 6, False), ("GPipe", 2, 4, False)] + [
+    (n, 2, 4, c) for n in ("Interleaved1F1B", "ZBVZeroBubble", "InterleavedZeroBubble",
+                           "DualPipeV") for c in (False, True)])
+def test_get_schedule_ops_list_of_lists_imports_valid(name, P, m, with_comms):
+    from torch.distributed.pipelining._schedule_visualizer import get_schedule_ops
+    ops = get_schedule_ops(name, P, m, with_comms=with_comms)
+    assert isinstance(ops, list) and isinstance(ops[0], list)
+    inst = instance_from_pipeline_order(ops)
+    sched = from_pipeline_order(ops, inst)
+    assert (sched.comms is not None) == with_comms
+    res = simulate(sched)
+    if name == "1F1B" and not with_comms:  # the static order's known off-by-one (docs/interop.md)
+        assert not res.valid
+        return
+    assert res.valid, res.errors
+
+
+def test_deadlocking_send_receive_orders_agree_with_torch():
+    """Every receive of a lowered order moved to the front of its rank's list: we report
+    comm_deadlock exactly when torch's own dry run refuses to progress (and some moves do)."""
+    from torch.distributed.pipelining._schedule_visualizer import get_schedule_ops
+    verdicts = []
+    # (not DualPipeV: torch 2.13's dry run raises on its OVERLAP_F_B actions, deadlock or not)
+    for name, P, m in (("Interleaved1F1B", 2, 3), ("ZBVZeroBubble", 2, 2),
+                       ("InterleavedZeroBubble", 2, 4), ("LoopedBFS", 2, 2)):
+        ops = get_schedule_ops(name, P, m, with_comms=True)
+        inst = instance_from_pipeline_order(ops)
+        for r, acts in enumerate(ops):
+            for i, a in enumerate(acts):
+                if a is None or "RECV" not in a.computation_type.value:
+                    continue
+                moved = [list(x) for x in ops]
+                moved[r].insert(0, moved[r].pop(i))
+                ours = "comm_deadlock" in {v.rule for v in
+                                           simulate(from_pipeline_order(moved, inst)).violations}
+                try:
+                    torch_simulate(moved, inst)
+                    theirs = False
+                except ValueError:
+                    theirs = True
+                verdicts.append((ours, theirs))
+    assert all(o == t for o, t in verdicts), verdicts
+    assert any(o for o, _ in verdicts) and not all(o for o, _ in verdicts)

@@ -104,6 +104,20 @@ def read_text(path: str) -> str:
         raise CLIError(str(exc)) from None
 
 
+def read_one_schedule(path: str, verb: str):
+    """The :class:`~schedules.schedule.Schedule` of the one orders document in ``path`` (or - for
+    standard input); CLIError naming the problem otherwise (``verb``: what the command does)."""
+    from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
+
+    docs, _ = load_documents(read_text(path))
+    if len(docs) != 1:
+        raise CLIError(f"{path} holds {len(docs)} documents; {verb} one")
+    try:
+        return schedule_from_document(docs[0])
+    except INPUT_ERRORS as exc:
+        raise CLIError(str(exc)) from None
+
+
 def read_batch(path: str) -> Iterator[tuple[Any, Instance | None, str | None]]:
     """Lines of a ``--batch`` file: ``(raw object, instance or None, error or None)`` each.
 

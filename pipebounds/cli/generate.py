@@ -20,6 +20,9 @@ def register(sub) -> None:
     p.add_argument("name", nargs="?", help="schedule name (see --list)")
     p.add_argument("--list", action="store_true", help="list the known schedules and exit")
     p.add_argument("--json", action="store_true", help="print only the orders document (JSON)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress display on stderr while fitting to -K (shown only on a "
+                        "terminal)")
     add_instance_flags(p)
     p.set_defaults(func=run)
 
@@ -43,7 +46,7 @@ def run(args) -> int:
         raise CLIError("generate needs a schedule NAME (or --list)")
     inst = instance_from_args(args)
     try:
-        schedule = generate(args.name, inst)
+        schedule = generate(args.name, inst, progress=not args.quiet)
     except (GeneratorError, RematError) as exc:
         raise CLIError(str(exc)) from None
     doc = document_from_schedule(schedule, source=schedule.source or args.name)

@@ -29,6 +29,9 @@ def check_output_path(path: str, want_dir: bool = False) -> None:
     else:
         if os.path.isdir(path):
             raise CLIError(f"output {path!r} is a directory, expected a file path")
+        if os.path.exists(path) and not os.path.isfile(os.path.realpath(path)):
+            # atomic_output renames over the target: never over a device such as /dev/null
+            raise CLIError(f"output {path!r} exists and is not a regular file")
         parent = os.path.dirname(os.path.abspath(path)) or "."
         if not os.path.isdir(parent):
             raise CLIError(f"cannot write {path!r}: directory {parent!r} does not exist")
@@ -54,6 +57,9 @@ def atomic_output(path: str) -> Iterator[str]:
     os.close(fd)
     try:
         yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make every output private
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

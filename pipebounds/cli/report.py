@@ -17,6 +17,8 @@ def register(sub) -> None:
     p.add_argument("-m", type=int, default=8, help="microbatches (default 8)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress display on stderr (also off when stderr is not a terminal)")
     p.set_defaults(func=run)
 
 
@@ -30,7 +32,7 @@ def run(args) -> int:
         settings = default_settings(args.P, args.m)
     except InstanceError as exc:
         raise CLIError(str(exc)) from None
-    reports = build_report(settings)
+    reports = build_report(settings, progress=not args.quiet)
     written = _write_atomically(reports, args.out, figures=not args.no_figures,
                                 write_report=write_report)
     if args.json:

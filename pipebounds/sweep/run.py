@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Optional, Sequence
+
+from schedules.progress import progress_bar
 
 from .executors import run_item
 from .grid import Item
@@ -41,12 +42,7 @@ def run_sweep(items: Sequence[Item], store: Store, executor: Callable, resume: b
     if not resume and len(todo) < len(items):
         raise ValueError(f"store {store.path} already holds {len(items) - len(todo)} of these "
                          "items; pass resume=True (--resume) to skip them, or use a new store")
-    show = sys.stderr.isatty() if progress is None else progress
-    bar = None
-    if show and todo:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(todo), file=sys.stderr, unit="item", smoothing=0.1)
+    bar = progress_bar(len(todo), "sweep", enabled=progress if todo else False, unit="item")
     t0 = time.perf_counter()
     ran = failed = rows = 0
     try:
@@ -57,11 +53,9 @@ def run_sweep(items: Sequence[Item], store: Store, executor: Callable, resume: b
                 rows += len(payload)  # type: ignore[arg-type]
             else:
                 failed += 1
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(failed=failed, refresh=False)
+            bar.update(1)
+            bar.set_postfix_str(f"failed={failed}", refresh=False)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return SweepSummary(len(items), len(items) - len(todo), ran, failed,
                         round(time.perf_counter() - t0, 3), str(store.path), rows)

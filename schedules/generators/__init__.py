@@ -119,8 +119,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
 )}
 
 
-def generate(name: str, inst: Instance) -> Schedule:
-    """The schedule ``name`` of ``inst``, fitted to ``inst.K`` when it is set.
+def generate(name: str, inst: Instance, progress=None) -> Schedule:
+    """The schedule ``name`` of ``inst``, fitted to ``inst.K`` when it is set (``progress`` of the
+    fit as in :func:`schedules.remat.fit_memory`).
 
     Raises :class:`GeneratorError` for an unknown name or an instance the family cannot handle.
     """
@@ -137,7 +138,7 @@ def generate(name: str, inst: Instance) -> Schedule:
         return natural
     from ..remat import fit_memory
 
-    return fit_memory(natural, inst.K)
+    return fit_memory(natural, inst.K, progress=progress)
 
 
 __all__ = ["GENERATORS", "Generator", "GeneratorError", "Requires", "generate"]

@@ -1,22 +1,33 @@
-"""Read torch.distributed.pipelining schedules as :class:`~schedules.schedule.Schedule` objects.
+"""Read torch.distributed.pipelining schedules as :class:`~schedules.schedule.Schedule` objects,
+and write schedules back in the form torch's runtime loads.
 
-torch describes a schedule by its ``pipeline_order``: ``rank -> [action or None, ...]``, each
-action printing as ``<stage><type><microbatch>`` (``2F0``, ``1B3``, ``0I1``, ``3W2``), which is
-the project's action notation (MODEL.md). The importer keeps the computation actions
-``F B I W`` in their order, skips ``None`` (an idle step: ASAP timing recomputes idle time),
-drops communication and sharding actions (``SEND_F RECV_F SEND_B RECV_B UNSHARD RESHARD
-REDUCE_GRAD``) and splits DualPipeV's overlapped actions ``(0F3;3B1)OVERLAP_F_B`` into their
-parts, in order (forward first, then backward: one GPU runs one op at a time in this model).
+torch describes a schedule by its ``pipeline_order``: ``rank -> [action or None, ...]`` (or, from
+``get_schedule_ops``, a list of per-rank lists), each action printing as
+``<stage><type><microbatch>`` (``2F0``, ``1B3``, ``0I1``, ``3W2``), which is the project's action
+notation (MODEL.md). The importer keeps the computation actions ``F B I W`` in their order,
+skips ``None`` (an idle step: ASAP timing recomputes idle time), drops sharding actions
+(``UNSHARD RESHARD REDUCE_GRAD``) and splits DualPipeV's overlapped actions
+``(0F3;3B1)OVERLAP_F_B`` into their parts, in order (forward first, then backward: one GPU runs one
+op at a time in this model). Point-to-point actions (``SEND_F RECV_F SEND_B RECV_B``) take no time
+in the model but are kept as the schedule's ``comms``, so that the validator reports a
+send/receive order that would hang torch's runtime (rule ``comm_deadlock``,
+:mod:`schedules.comms`).
 
-Nothing here imports torch at module level: the string form works without torch installed,
-and :func:`from_torch_schedule` imports it only when given a torch schedule object.
+Nothing here imports torch at module level: the string and CSV forms work without torch
+installed, and :func:`from_torch_schedule` imports it only when given a torch schedule object.
 
 >>> from schedules import Instance, simulate
->>> order = {0: ["0F0", "0F1", "0B0", "0SEND_B0", "0F2", None, "0B1", "0B2", "0REDUCE_GRAD"],
-...          1: ["1RECV_F0", "1F0", "1B0", "1F1", "1B1", "1F2", "1B2"]}
+>>> order = {0: ["0F0", "0F1", "0B0", "0F2", None, "0B1", "0B2", "0REDUCE_GRAD"],
+...          1: ["1F0", "1B0", "1F1", "1B1", "1F2", "1B2"]}
 >>> sched = from_pipeline_order(order, Instance(P=2, m=3))
 >>> simulate(sched).makespan
 Fraction(12, 1)
+>>> hang = [["0F0", "0RECV_B0", "0SEND_F0", "0B0"], ["1RECV_F0", "1F0", "1B0", "1SEND_B0"]]
+>>> [v.rule for v in simulate(from_pipeline_order(hang, Instance(P=2, m=1))).violations]
+['comm_deadlock']
+>>> print(to_torch_csv(sched), end="")
+0F0,0F1,0B0,0F2,0B1,0B2
+1F0,1B0,1F1,1B1,1F2,1B2
 
 The static ``pipeline_order`` of ``Schedule1F1B`` (torch 2.13) numbers the last rank's
 forwards from 1 instead of 0, while its runtime (``_step_microbatches``) runs microbatch 0
@@ -32,6 +43,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from ..instance import PLACEMENTS, Instance, placement_stage_to_rank
 from ..ops import Op, split_action
+from ..comms import COMM_KINDS
 from ..schedule import Schedule, ScheduleError
 
 COMPUTE = ("F", "B", "I", "W")
@@ -52,7 +64,7 @@ class InteropError(ValueError):
     """An action the importer cannot read; the message quotes it and names the rank."""
 
 
-def _parse_string(text: str, rank) -> list[Op]:
+def _parse_string(text: str, rank) -> list[str]:
     text = text.strip()
     if not text:
         return []
@@ -72,12 +84,47 @@ def _parse_string(text: str, rank) -> list[Op]:
         raise InteropError(f"rank {rank}: cannot read action {text!r}; expected "
                            f"<stage><type><microbatch> like '2F0'")
     stage, letters, mb = parts
-    if letters in COMPUTE or letters == "R":
-        return [Op(stage, letters, mb)]
+    if letters in COMPUTE or letters == "R" or letters in COMM_KINDS:
+        return [f"{stage}{letters}{mb}"]
     if letters in NON_COMPUTE:
         return []
     raise InteropError(f"rank {rank}: unknown action type {letters!r} in {text!r}; "
                        f"known: {', '.join(COMPUTE + NON_COMPUTE + (OVERLAP,))}")
+
+
+def action_tokens(action: Any, rank=None) -> list[str]:
+    """The action strings one ``pipeline_order`` entry stands for: its ops and its
+    point-to-point actions (``SEND_F RECV_F SEND_B RECV_B``), in order; sharding actions and
+    ``None`` give nothing, an overlapped action its parts.
+
+    >>> action_tokens("(0F3;3B1)OVERLAP_F_B"), action_tokens("1SEND_F0"), action_tokens("2UNSHARD")
+    (['0F3', '3B1'], ['1SEND_F0'], [])
+    """
+    if action is None:
+        return []
+    if isinstance(action, Op):
+        return [str(action)]
+    if isinstance(action, str):
+        return _parse_string(action, rank)
+    sub = getattr(action, "sub_actions", None)
+    if sub:
+        out = []
+        for a in sub:
+            out += action_tokens(a, rank)
+        return out
+    ctype = getattr(action, "computation_type", None)
+    if ctype is None:
+        raise InteropError(f"rank {rank}: {action!r} is neither an action string nor a torch "
+                           f"_Action")
+    name = getattr(ctype, "value", str(ctype))
+    if name in NON_COMPUTE and name not in COMM_KINDS:
+        return []
+    if name not in COMPUTE and name not in COMM_KINDS:
+        raise InteropError(f"rank {rank}: unknown action type {name!r} in {action!r}")
+    stage, mb = action.stage_index, action.microbatch_index
+    if mb is None:
+        raise InteropError(f"rank {rank}: action {action!r} has no microbatch")
+    return [f"{int(stage)}{name}{int(mb)}"]
 
 
 def action_ops(action: Any, rank=None) -> list[Op]:
@@ -88,64 +135,166 @@ def action_ops(action: Any, rank=None) -> list[Op]:
     >>> action_ops("1SEND_F0"), action_ops(None), action_ops("2UNSHARD")
     ([], [], [])
     """
-    if action is None:
-        return []
-    if isinstance(action, Op):
-        return [action]
-    if isinstance(action, str):
-        return _parse_string(action, rank)
-    sub = getattr(action, "sub_actions", None)
-    if sub:
-        out = []
-        for a in sub:
-            out += action_ops(a, rank)
-        return out
-    ctype = getattr(action, "computation_type", None)
-    if ctype is None:
-        raise InteropError(f"rank {rank}: {action!r} is neither an action string nor a torch "
-                           f"_Action")
-    name = getattr(ctype, "value", str(ctype))
-    if name in NON_COMPUTE:
-        return []
-    if name not in COMPUTE:
-        raise InteropError(f"rank {rank}: unknown action type {name!r} in {action!r}")
-    stage, mb = action.stage_index, action.microbatch_index
-    if mb is None:
-        raise InteropError(f"rank {rank}: computation action {action!r} has no microbatch")
-    return [Op(int(stage), name, int(mb))]
+    return [Op.parse(t) for t in action_tokens(action, rank) if split_action(t)[1] not in COMM_KINDS]
 
 
-def orders_from_pipeline_order(pipeline_order: Mapping, P: int) -> list[list[Op]]:
-    """Per-GPU op lists (index = rank) from a ``rank -> actions`` mapping."""
-    if not isinstance(pipeline_order, Mapping):
-        raise InteropError("pipeline_order must map each rank to its list of actions")
-    orders: list[list[Op]] = [[] for _ in range(P)]
-    for key, actions in pipeline_order.items():
+def _per_rank(pipeline_order, P: Optional[int]) -> dict[int, list]:
+    """``rank -> actions`` from a mapping (rank keys) or a list of lists (index = rank, as
+    ``get_schedule_ops`` returns)."""
+    if isinstance(pipeline_order, Mapping):
+        items = list(pipeline_order.items())
+    elif isinstance(pipeline_order, (list, tuple)):
+        items = list(enumerate(pipeline_order))
+    else:
+        raise InteropError("a pipeline order must map each rank to its list of actions, or list "
+                           "them by rank")
+    out: dict[int, list] = {}
+    for key, actions in items:
         try:
             rank = int(key)
         except (TypeError, ValueError):
             raise InteropError(f"pipeline_order key {key!r} is not a rank number") from None
-        if not 0 <= rank < P:
+        if P is not None and not 0 <= rank < P:
             raise ScheduleError(f"pipeline_order names rank {rank}, outside 0..{P - 1} (P={P})")
-        if actions is None:
-            continue
+        if isinstance(actions, str):
+            raise InteropError(f"rank {rank}: the actions must be a list, got a string")
+        out[rank] = list(actions or [])
+    return out
+
+
+def tokens_from_pipeline_order(pipeline_order, P: int) -> list[list[str]]:
+    """Per-GPU action strings (ops and point-to-point actions) of a pipeline order."""
+    tokens: list[list[str]] = [[] for _ in range(P)]
+    for rank, actions in _per_rank(pipeline_order, P).items():
         for action in actions:
-            orders[rank] += action_ops(action, rank)
-    return orders
+            tokens[rank] += action_tokens(action, rank)
+    return tokens
 
 
-def from_pipeline_order(pipeline_order: Mapping, instance: Instance, source: str = "torch") \
-        -> Schedule:
-    """The :class:`Schedule` of a torch ``pipeline_order`` on ``instance``.
+def orders_from_pipeline_order(pipeline_order, P: int) -> list[list[Op]]:
+    """Per-GPU op lists (index = rank) from a ``rank -> actions`` mapping or a list of lists."""
+    return [[Op.parse(t) for t in seq if split_action(t)[1] not in COMM_KINDS]
+            for seq in tokens_from_pipeline_order(pipeline_order, P)]
 
-    ``instance`` gives ``P``, ``m``, the stage placement (``placement``/``stage_to_rank``) and
-    the durations; the orders are read faithfully (an action on the wrong rank or with an
-    out-of-range microbatch becomes a violation that :func:`schedules.simulate.validate` names,
-    it is not repaired).
+
+def from_pipeline_order(pipeline_order, instance: Instance, source: str = "torch") -> Schedule:
+    """The :class:`Schedule` of a torch pipeline order on ``instance``.
+
+    ``pipeline_order``: ``rank -> actions`` (``pipeline_order``, ``pipeline_order_with_comms``) or
+    a list of per-rank lists (``get_schedule_ops``). ``instance`` gives ``P``, ``m``, the stage
+    placement (``placement``/``stage_to_rank``) and the durations; the orders are read faithfully
+    (an action on the wrong rank or with an out-of-range microbatch becomes a violation that
+    :func:`schedules.simulate.validate` names, it is not repaired). When the order has
+    point-to-point actions (a runtime order with communication), they are kept as the
+    schedule's ``comms`` and the validator checks them for deadlock (:mod:`schedules.comms`).
     """
-    return Schedule(instance, tuple(tuple(seq) for seq in
-                                    orders_from_pipeline_order(pipeline_order, instance.P)),
-                    source=source)
+    tokens = tokens_from_pipeline_order(pipeline_order, instance.P)
+    orders = tuple(tuple(Op.parse(t) for t in seq if split_action(t)[1] not in COMM_KINDS)
+                   for seq in tokens)
+    has_comms = any(split_action(t)[1] in COMM_KINDS for seq in tokens for t in seq)
+    return Schedule(instance, orders, source=source,
+                    comms=tuple(tuple(seq) for seq in tokens) if has_comms else None)
+
+
+def instance_from_pipeline_order(pipeline_order, *, K=None, f=1, b=None, b_I=None, b_W=None,
+                                 c=0) -> Instance:
+    """The instance a pipeline order implies: ``P`` ranks (its length), ``m`` = largest
+    microbatch + 1, stages placed where their ops are listed (as torch's ``_load_csv`` infers
+    its stage-to-rank map), the given durations (split ``b/2`` each when the order has ``I``/``W``
+    and none are given). A standard placement is named (``looped``/``vshape``)."""
+    per_rank = _per_rank(pipeline_order, None)
+    P = max(per_rank) + 1 if per_rank else 0
+    if P == 0:
+        raise InteropError("the pipeline order lists no rank")
+    tokens = tokens_from_pipeline_order(per_rank, P)
+    where: dict[int, int] = {}
+    m = 0
+    split = False
+    for rank, seq in enumerate(tokens):
+        for t in seq:
+            s, kind, j = split_action(t)
+            if kind in COMM_KINDS:
+                continue
+            m = max(m, j + 1)
+            split = split or kind in ("I", "W")
+            if where.setdefault(s, rank) != rank:
+                raise InteropError(f"stage {s} has ops on ranks {where[s]} and {rank}")
+    S = max(where) + 1 if where else 0
+    missing = [s for s in range(S) if s not in where]
+    if missing or not m:
+        raise InteropError(f"the pipeline order has no op of stage(s) {missing}" if missing else
+                           "the pipeline order lists no op")
+    return _instance(P, m, [where[s] for s in range(S)], split, K=K, f=f, b=b, b_I=b_I,
+                     b_W=b_W, c=c)
+
+
+def _instance(P, m, stage_to_rank, split, *, K, f, b, b_I, b_W, c) -> Instance:
+    if split and b_I is None:
+        total = 2 if b is None else b
+        b_I = b_W = Fraction(total) / 2
+    kw = dict(P=P, m=m, K=K, stage_to_rank=list(stage_to_rank), f=f, c=c)
+    v = len(stage_to_rank) // P if len(stage_to_rank) % P == 0 else 0
+    for name in PLACEMENTS:  # name the placement when it is a standard one (bounds use it)
+        if v and tuple(stage_to_rank) == placement_stage_to_rank(P, v, name):
+            kw.update(stage_to_rank=None, v=v, placement=name)
+            break
+    if split:
+        kw.update(b_I=b_I, b_W=b_W)
+        if b is not None:
+            kw["b"] = b  # Instance checks b == b_I + b_W
+    else:
+        kw.update(b=2 if b is None else b)
+    return Instance(**kw)
+
+
+# ------------------------------------------------------------------ CSV (torch's _dump_csv/_load_csv)
+def read_torch_csv(text: str) -> list[list[str]]:
+    """The per-rank rows of a CSV written by torch's ``_dump_csv`` (one row per rank, one action
+    string per cell, an empty cell for an idle step), ``compute_only`` or ``compute_comms``."""
+    import csv
+    import io
+
+    return [[cell for cell in row] for row in csv.reader(io.StringIO(text))]
+
+
+def from_torch_csv(text: str, instance: Optional[Instance] = None, source: str = "torch csv",
+                   **durations) -> Schedule:
+    """The :class:`Schedule` of a torch schedule CSV (:func:`read_torch_csv`); without
+    ``instance`` it is inferred (:func:`instance_from_pipeline_order`, ``durations`` passed on)."""
+    rows = read_torch_csv(text)
+    inst = instance or instance_from_pipeline_order(rows, **durations)
+    return from_pipeline_order(rows, inst, source=source)
+
+
+NO_RECOMPUTE = ("torch.distributed.pipelining has no recompute action: its action types are F, "
+                "B, I, W, the send/receive and sharding actions and OVERLAP_F_B, and its runtime "
+                "keeps every forward's activations until the backward (recomputation there is "
+                "activation checkpointing inside a stage's module, invisible to the schedule), "
+                "so a schedule with R ops cannot be expressed")
+
+
+def to_pipeline_order(schedule: Schedule) -> dict[int, list[str]]:
+    """``rank -> action strings`` that torch's runtime loads (``compute_only``): the schedule's
+    ops in order. Raises :class:`InteropError` when the schedule has ``R`` ops
+    (:data:`NO_RECOMPUTE`)."""
+    recomputed = [str(op) for _, op in schedule.ops() if op.kind == "R"]
+    if recomputed:
+        raise InteropError(f"{NO_RECOMPUTE} (this one recomputes {len(recomputed)} forwards, "
+                           f"e.g. {recomputed[0]})")
+    return {p: [str(op) for op in seq] for p, seq in enumerate(schedule.orders)}
+
+
+def to_torch_csv(schedule: Schedule) -> str:
+    """The schedule as the ``compute_only`` CSV of torch's ``_dump_csv``/``_load_csv``: one row
+    per rank, one action per cell (see :func:`to_pipeline_order` for ``R``)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for p, row in sorted(to_pipeline_order(schedule).items()):
+        writer.writerow(row)
+    return buf.getvalue()
 
 
 # ------------------------------------------------------------------ torch schedule objects
@@ -216,22 +365,7 @@ def torch_instance(schedule_obj, *, K=None, f=1, b=None, b_I=None, b_W=None, c=0
         split = b_I is not None or any(
             op.kind in ("I", "W") for seq in orders_from_pipeline_order(
                 schedule_obj.pipeline_order or {}, P) for op in seq)
-    if split and b_I is None:
-        total = 2 if b is None else b
-        b_I = b_W = Fraction(total) / 2
-    kw = dict(P=P, m=m, K=K, stage_to_rank=stage_to_rank, f=f, c=c)
-    v = len(stage_to_rank) // P if len(stage_to_rank) % P == 0 else 0
-    for name in PLACEMENTS:  # name the placement when it is a standard one (bounds use it)
-        if v and tuple(stage_to_rank) == placement_stage_to_rank(P, v, name):
-            kw.update(stage_to_rank=None, v=v, placement=name)
-            break
-    if split:
-        kw.update(b_I=b_I, b_W=b_W)
-        if b is not None:
-            kw["b"] = b  # Instance checks b == b_I + b_W
-    else:
-        kw.update(b=2 if b is None else b)
-    return Instance(**kw)
+    return _instance(P, m, stage_to_rank, split, K=K, f=f, b=b, b_I=b_I, b_W=b_W, c=c)
 
 
 def from_torch_schedule(schedule_obj, *, order: str = "runtime", K=None, f=1, b=None,
@@ -263,6 +397,9 @@ def from_torch_schedule(schedule_obj, *, order: str = "runtime", K=None, f=1, b=
 
 
 __all__: Iterable[str] = ("from_pipeline_order", "from_torch_schedule", "action_ops",
+                          "action_tokens", "tokens_from_pipeline_order",
+                          "instance_from_pipeline_order", "read_torch_csv", "from_torch_csv",
+                          "to_pipeline_order", "to_torch_csv", "NO_RECOMPUTE",
                           "orders_from_pipeline_order", "torch_instance",
                           "runtime_single_stage_order", "InteropError", "COMPUTE",
                           "NON_COMPUTE", "OVERLAP")
