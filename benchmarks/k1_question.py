@@ -20,7 +20,6 @@ import argparse
 import json
 import math
 import time
-from fractions import Fraction
 from pathlib import Path
 
 from bounds.single_wave import single_slot_value

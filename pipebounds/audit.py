@@ -305,7 +305,7 @@ def markdown(verdicts: list[Verdict]) -> str:
              "statement applies). The smallest counterexample is printed by "
              "`pipebounds audit --json` as an orders document (`claimed`, `measured` keys) "
              "that `pipebounds simulate` reproduces.", "",
-             "| claim | source | definition | schedule | verdict | range | instances (failing) | smallest counterexample |",
+             "| claim | source | definition | schedule | verdict | range | instances (failing) | smallest counterexample |",  # noqa: E501
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for v in verdicts:
         ce = ""

@@ -420,7 +420,8 @@ def _fused_row(inst: Instance):
 
 
 @check("MW1 (with MW2-MW5) valid and exact on small fused instances, K = inf; constructions "
-       "valid and optimal (optima by two independent exact solvers)", theorems=("MW1", "MW2", "MW3", "MW4", "MW5"), kind="exhaustive",
+       "valid and optimal (optima by two independent exact solvers)",
+       theorems=("MW1", "MW2", "MW3", "MW4", "MW5"), kind="exhaustive",
        range={"quick": "v=2, looped+vshape, P<=3, m<=4, (f,b) in {(1,1),(1,2),(2,1)}; "
                        "optima.jsonl rows v>=2 with K None or K >= vm",
               "full": "v=2, P<=4, m<=6, (f,b) in {(1,1),(1,2),(2,1),(1,3),(2,3)}; "

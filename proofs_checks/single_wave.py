@@ -316,7 +316,8 @@ def slot_edge_lemma(ctx: Context) -> CheckResult:
                        f"with k >= 2")
 
 
-@check("T3 single slot (piecewise-linear W_p; minimiser at the breakpoints)", theorems=("T3",), kind="symbolic",
+@check("T3 single slot (piecewise-linear W_p; minimiser at the breakpoints)",
+       theorems=("T3",), kind="symbolic",
        range="all x, c >= 0, f > 0, 0 <= r0 < f")
 def single_slot_piecewise(ctx: Context) -> CheckResult:
     from bounds.symbols import b, f
@@ -430,7 +431,8 @@ def exact_function(expr: sp.Expr, args):
     return exact_lambdify(expr, args)
 
 
-@check("T1-T3 (T3 fused and split), S1-S3 (sympy expression = exact evaluation)", theorems=("T1", "T2", "T3", "S1", "S2", "S3"), kind="symbolic",
+@check("T1-T3 (T3 fused and split), S1-S3 (sympy expression = exact evaluation)",
+       theorems=("T1", "T2", "T3", "S1", "S2", "S3"), kind="symbolic",
        range={"quick": "P <= 4, m <= 6, K in {1,2,3}, f, b in {1,2,3} (+ split)",
               "full": "P <= 8, m <= 16, K in {1..5}, f, b in {1,2,3,4,1/2,3/2} (+ split)"})
 def expressions_match_evaluation(ctx: Context) -> CheckResult:

@@ -99,7 +99,7 @@ class GanttData:
         S = self.schedule.instance.S
         index = {(int(s), int(k), int(j)): i for i, (s, k, j) in
                  enumerate(zip(self.stage.tolist(), self.kind.tolist(), self.micro.tolist()))}
-        F, B, I, W, R = (KINDS.index(x) for x in "FBIWR")
+        F, B, I, W, R = (KINDS.index(x) for x in "FBIWR")  # noqa: E741 (the op kinds)
         out = []
         for s, k, j in zip(self.stage.tolist(), self.kind.tolist(), self.micro.tolist()):
             cands = []

@@ -32,7 +32,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from math import lcm
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
+
+if TYPE_CHECKING:
+    from .memory import MemoryModel
 
 from . import limits
 

@@ -163,9 +163,9 @@ def orders_per_gpu(orders: OrdersLike, P: int) -> list[Sequence]:
             if p is None or (isinstance(key, str) and len(key) > 20):
                 raise ScheduleError(f"orders key {key!r} is not a GPU number"[:200])
             if not 0 <= p < P:
-                raise ScheduleError(f"{what} name GPU {p}, outside 0..{P - 1} (P={P})")
+                raise ScheduleError(f"orders name GPU {p}, outside 0..{P - 1} (P={P})")
             if p in seen:
-                raise ScheduleError(f"{what} list GPU {p} twice")
+                raise ScheduleError(f"orders list GPU {p} twice")
             seen.add(p)
             per_gpu[p] = seq
     elif isinstance(orders, Sequence) and not isinstance(orders, (str, bytes)):

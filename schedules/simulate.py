@@ -216,7 +216,6 @@ def _timing(c: Compiled, table: np.ndarray):
     inst = c.schedule.instance
     P = inst.P
     pred1, pred2, lag1 = _predecessors(c)
-    size = inst.S * inst.m
     # op id (kind*S + s)*m + j lasts table[kind, s] (per-stage costs)
     dur: list[int] = np.repeat(table.ravel(), inst.m).tolist()
     end = [-1] * len(dur)

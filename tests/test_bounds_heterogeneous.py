@@ -3,9 +3,7 @@ non-uniform instances, and the proofs check catches a bound planted one unit too
 
 from __future__ import annotations
 
-from fractions import Fraction
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 import bounds

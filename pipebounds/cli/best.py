@@ -4,7 +4,8 @@
 Every applicable family, optimally rematerialized to the budget (:func:`pipebounds.best.best`),
 ranked by makespan. JSON: ``ranking`` (list of ``{family, makespan, makespan_exact, peak,
 status, order, recomputed}``, best first; ``order``: ``natural`` or ``fit_memory``, the
-family's order after fit_memory moved W ops earlier), ``lower_bound`` (+ ``_exact``), ``optimum`` (+ ``_exact``;
+family's order after fit_memory moved W ops earlier), ``lower_bound`` (+ ``_exact``), ``optimum``
+(+ ``_exact``;
 null unless proven), ``optimum_status``, ``gap`` (+ ``gap_exact``: best makespan / reference - 1)
 and ``gap_to`` (``optimum`` or ``lower_bound``), ``skipped`` (family -> reason), ``seconds``.
 """

@@ -6,7 +6,8 @@ writes a self-contained interactive page (schedules/gantt_html.py; needs plotly,
 ``interactive``). Past ``--detail-limit`` ops the chart aggregates (busy fraction per GPU in time
 bins; the title says so). An invalid schedule (memory above ``K``, a deadlock, a send/receive
 order that hangs) is drawn with its violations marked and the command exits 1; one with
-structural errors (missing ops, wrong placement...) is refused with exit 2. matplotlib/plotly are imported only when
+structural errors (missing ops, wrong placement...) is refused with exit 2. matplotlib/plotly are
+imported only when
 this command runs.
 """
 

@@ -28,12 +28,13 @@ class Model:
     ``dIG`` is the duration of the input-gradient op (``b`` fused, ``b_I`` split), ``dW`` that of
     ``W`` (0 when fused). Per-stage costs (MODEL.md, *Extensions*): ``dFs[s]``, ``dIGs[s]``,
     ``dWs[s]`` are the durations on stage ``s``; the scalars ``dF, dIG, dW`` are their largest
-    values (the durations themselves when uniform; used only for horizons). ``lag_f[s]`` is the delay between ``F(j,s-1)`` and ``F(j,s)`` (``c`` when
+    values (the durations themselves when uniform; used only for horizons). ``lag_f[s]`` is the
+    delay between ``F(j,s-1)`` and ``F(j,s)`` (``c`` when
     they run on different GPUs), ``lag_b[s]`` the delay between the input-gradient ops of
     ``(j,s+1)`` and ``(j,s)``. ``tail_after_ig[s]`` is the length of the chain that must still run
     after the input-gradient op of ``(j,s)`` ends (the lower stages' input-gradient ops, then
-    ``W(j,0)``; or ``W(j,s)`` alone if longer): a lower bound on ``T - end(IG(j,s))``. ``tail_after_f[s]`` is the same after
-    ``F(j,s)``.
+    ``W(j,0)``; or ``W(j,s)`` alone if longer): a lower bound on ``T - end(IG(j,s))``.
+    ``tail_after_f[s]`` is the same after ``F(j,s)``.
     """
 
     instance: Instance
