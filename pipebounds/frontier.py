@@ -152,13 +152,16 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
         K += 1
     if high is None and not single:
         high = K_max  # K >= v m: memory never binds, OPT(K) = OPT(inf)
+    from .certify import certify
+
     curve = []
     for K in range(1, (high or K_max) + 1):
         lb = lower_bound(base.with_(K=K))
+        known = certify(base.with_(K=K), lb=lb)  # lookups only: theorem, checked range, table
         if high is not None and K >= high:
             curve.append(CurvePoint(K, lb.value, opt_inf, True, "certificate"))
-        elif lb.exact:
-            curve.append(CurvePoint(K, lb.value, lb.value, True, "bound"))
+        elif known.optimum is not None:
+            curve.append(CurvePoint(K, lb.value, known.optimum, True, known.basis or "bound"))
         elif K in proven_above:  # an exact solve proved OPT(K) > OPT(inf)
             r = proven_above[K]
             ok = r.status == "optimal"

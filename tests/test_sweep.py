@@ -165,3 +165,15 @@ def test_failing_item_is_stored_as_error_and_does_not_stop(tmp_path):
     assert summary.ran == 3 and summary.failed == 1
     errors = [r for r in flat_rows_for_test(path) if r["status"] == "error"]
     assert len(errors) == 1 and "P" in errors[0]["error"]
+
+
+def test_resume_runs_failed_items_again(tmp_path):
+    grid = {"instances": [{"P": 2, "m": 2}, {"P": 3, "m": 3}]}
+    items = expand(grid, "bound")
+    path = tmp_path / "f.sqlite"
+    with Store(path) as store:
+        store.add(items[0].key, "bound", items[0].params, "error", "boom", 0.0)
+        summary = run_sweep(items, store, make_executor("inprocess"), resume=True,
+                            progress=False)
+        assert summary.ran == 2 and summary.failed == 0
+        assert store.done_keys() == {it.key for it in items}

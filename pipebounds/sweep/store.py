@@ -5,7 +5,7 @@ One table ``results``: the item ``key`` (primary key), ``task``, ``params`` (JSO
 result was computed with: ``code_version`` (package version and git commit) and
 ``theory_version`` (a hash of the bound formulas' sources, :func:`theory_version`). Each result
 is committed on arrival (WAL journal), so a killed sweep loses nothing finished and
-``--resume`` skips exactly what is stored.
+``--resume`` skips exactly what is stored without error (failed items run again).
 
 :func:`load_table` flattens the store into a pandas DataFrame, one line per row, with the
 instance fields as columns; exact numbers stay exact in ``*_exact`` columns (Fractions) next to
@@ -76,7 +76,8 @@ class Store:
         self._db.commit()
 
     def done_keys(self) -> set[str]:
-        return {k for (k,) in self._db.execute("SELECT key FROM results")}
+        """Keys of the items finished without error (a failed item is run again on resume)."""
+        return {k for (k,) in self._db.execute("SELECT key FROM results WHERE status = 'ok'")}
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]

@@ -60,7 +60,7 @@ def _gap(makespan: Fraction, bound: Fraction) -> str | int:
 
 def generate_task(params: dict) -> list[dict]:
     from bounds import lower_bound
-    from schedules.generators import GENERATORS, generate
+    from schedules.generators import GENERATORS, GeneratorError, generate
     from schedules.remat import fit_memory
     from schedules.simulate import simulate
 
@@ -75,7 +75,10 @@ def generate_task(params: dict) -> list[dict]:
     for family in families:
         if GENERATORS[family].requires.problems(inst):
             continue
-        natural = generate(family, inst)
+        try:
+            natural = generate(family, inst)
+        except GeneratorError:  # a size the family does not define (e.g. DualPipeV, m < 2P)
+            continue
         base = simulate(natural)
         peak = max(base.peak_memory)
         Ks = params.get("Ks") or list(range(1, peak + 1))
