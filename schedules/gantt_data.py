@@ -154,7 +154,7 @@ def _memory_marks(c) -> tuple[np.ndarray, np.ndarray]:
 def _deadlocked(schedule: Schedule, res: SimulationResult) -> GanttData:
     """The prefix of each GPU's order that runs before the deadlock, timed ASAP, and where each
     stuck GPU waits (see the module docstring)."""
-    from .compiled import durations_in_units
+    from .compiled import durations_in_units, op_durations
     from .simulate import _timing
 
     c = compile_schedule(schedule)
@@ -170,7 +170,7 @@ def _deadlocked(schedule: Schedule, res: SimulationResult) -> GanttData:
                     schedule.source)
     pc = compile_schedule(part)
     end_units = np.asarray(end, dtype=np.int64)[pc.ids]
-    start_units = end_units - np.asarray(dur_kind, dtype=np.int64)[pc.kind]
+    start_units = end_units - op_durations(pc, dur_kind)
     u = inst.unit
     last = [int(end_units[pc.offsets[p + 1] - 1]) for p in range(inst.P)
             if pc.offsets[p + 1] > pc.offsets[p]]

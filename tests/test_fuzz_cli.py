@@ -294,14 +294,11 @@ def test_closed_stdin_is_one_line():
     assert code == 2 and "standard input" in err
 
 
-# ------------------------------------ causes whose cost model belongs to other work of issue 16
+# ------------------------------------ causes whose cost model is in the bounds and the Gantt
 def _big_document(path, P: int = 64, m: int = 8192) -> None:
     path.write_text(json.dumps({"P": P, "m": m, "orders": one_f_one_b_orders(P, m)}))
 
 
-@pytest.mark.xfail(strict=True, reason="the bounds' cost in v is the certification work of issues "
-                                       "11/16 (bounds O(1)/O(P) in m and v); remove this mark "
-                                       "when it lands")
 def test_bound_many_waves_is_quick(startup):
     code, _, err, seconds = run_subprocess(["bound", "-P", "4", "-m", "8", "-v", "1000"],
                                            timeout=startup + TIME_LIMIT)
@@ -309,8 +306,6 @@ def test_bound_many_waves_is_quick(startup):
     assert seconds < startup + TIME_LIMIT
 
 
-@pytest.mark.xfail(strict=True, reason="gantt aggregation of big schedules is the gantt work of "
-                                       "issue 16; remove this mark when it lands")
 def test_gantt_of_a_million_ops_is_bounded(tmp_path, startup):
     _big_document(tmp_path / "big.json")
     code, _, err, seconds = run_subprocess(["gantt", str(tmp_path / "big.json"), "-o",

@@ -18,7 +18,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
               "schedules.limits", "schedules.memory", "schedules.progress"),
     "simulate": ("schedules.compiled", "schedules.simulate", "schedules.validate", "schedules"),
     "generators": ("schedules.generators", "schedules.remat", "schedules.remat_optimal",
-                   "schedules.gantt",
+                   "schedules.gantt", "schedules.gantt_html",
                    "schedules.interop"),
     "bounds": ("bounds",),
     "solvers": ("schedules.constructions", "schedules.search"),

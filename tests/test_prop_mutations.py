@@ -217,8 +217,8 @@ FLAG_MUTATIONS = {
                                   lambda i: _v1_fused(i) and i.K is not None and i.K >= 2),
     "T3 exact (checked range / certificate)": (bsw, "single_slot_exact", lambda *_: True,
                                                lambda i: _v1_fused(i) and i.K == 1),
-    "S1/S2 exact (split certificate)": (bsw, "split_nonbinding_certified", lambda *_: True,
-                                        _v1_split),
+    # (the split non-binding certificate is no longer a flag of bounds/: pipebounds.certify
+    # simulates the schedule it offers, so no formula can be planted wrong there)
     "MW5/MW6 exact": (bmw, "exact_case",
                       lambda i: "looped" if i.placement == "looped" else "vshape",
                       lambda i: _mw_fused(i) and i.K is not None),

@@ -19,7 +19,7 @@ import sys
 from bounds.evaluate import BoundLimitError
 
 from .common import (CLIError, add_instance_flags, batch_results, exact_string,
-                     instance_from_args, number, print_json, read_text)
+                     instance_from_args, number, print_json, read_bytes)
 
 
 def register(sub) -> None:
@@ -62,7 +62,7 @@ def run(args) -> int:
 
             if args.P is not None or args.m is not None:
                 raise CLIError("give either instance flags or --batch, not both")
-            sys.stdout.write(batch_bound_json(read_text(args.batch), bound_report) + "\n")
+            sys.stdout.write(batch_bound_json(read_bytes(args.batch), bound_report) + "\n")
             return 0
         print_json(batch_results(args, lambda inst: bound_report(inst, args.certify)))
         return 0

@@ -20,7 +20,7 @@ import numpy as np
 from bounds.batch import Rows, lower_bounds, supported
 from bounds.evaluate import TERM_IDS
 
-from .common import jsonable
+from .common import batch_result, jsonable, read_batch_line
 from ..certify import (SINGLE_SLOT_CHECKED, SPLIT_SINGLE_SLOT_CHECKED, int_key,
                        optimum_by_int_key, table_sizes)
 
@@ -104,42 +104,29 @@ def _instance_text(P, m, K, v, vshape, f, b, bI, bW) -> str:
     return f'{{"P": {P}, "m": {m}, "K": {Ks}, "v": {v}, "placement": "{pl}", "f": {f}, "b": {b}}}'
 
 
-def slow_line(line: str, lineno: int, report: Callable) -> dict:
-    """One line through the per-instance path, with the messages of
-    :func:`pipebounds.cli.common.batch_results`."""
-    from schedules.instance import Instance, InstanceError
-
-    try:
-        raw = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return {"instance": None, "error": f"line {lineno}: malformed JSON: {exc.msg}"}
-    try:
-        inst = Instance.from_dict(raw)
-    except (InstanceError, TypeError) as exc:
-        return {"instance": raw, "error": f"line {lineno}: {exc}"}
-    try:
-        return {"instance": inst.to_dict(), **report(inst)}
-    except (ValueError, ArithmeticError) as exc:
-        return {"instance": inst.to_dict(), "error": str(exc)}
-    except Exception as exc:  # noqa: BLE001 - one failing line must not stop the others
-        return {"instance": inst.to_dict(), "error": f"internal error: {type(exc).__name__}: {exc}"}
+def slow_line(line: bytes, lineno: int, report: Callable) -> dict:
+    """One line through the per-instance path, with the reader and messages of
+    :func:`pipebounds.cli.common.batch_results` (limits, types, any fault on its own line)."""
+    return batch_result(*read_batch_line(line, lineno), report)
 
 
-def batch_bound_json(text: str, report: Callable) -> str:
-    """The JSON list of ``bound --batch`` for the JSON lines ``text``; ``report(inst)`` is the
-    per-instance report for the lines the array path does not take."""
-    lines = [(k, ln) for k, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+def batch_bound_json(data: bytes, report: Callable) -> str:
+    """The JSON list of ``bound --batch`` for the JSON lines ``data`` (split on ``\\n`` only);
+    ``report(inst)`` is the per-instance report for the lines the array path does not take."""
+    lines = [(k, ln) for k, ln in enumerate(data.split(b"\n"), 1) if ln.strip()]
     try:
-        raws = json.loads("[" + ",".join(ln for _, ln in lines) + "]")
-    except json.JSONDecodeError:
-        raws = None  # a malformed line somewhere: parse line by line
+        raws = json.loads(b"[" + b",".join(ln for _, ln in lines) + b"]")
+    except Exception:  # noqa: BLE001 - malformed, not UTF-8, too deep...: line by line
+        raws = None
+    if raws is not None and len(raws) != len(lines):
+        raws = None  # a line held several values (a comma inside): line by line
     fast_idx, fields = [], []
     out: list[Optional[str]] = [None] * len(lines)
     for i, (k, ln) in enumerate(lines):
         if raws is None:
             try:
                 raw = json.loads(ln)
-            except json.JSONDecodeError:
+            except Exception:  # noqa: BLE001 - the per-instance reader names the fault
                 raw = None
         else:
             raw = raws[i]

@@ -126,17 +126,22 @@ def read_batch(path: str) -> Iterator[tuple[Any, Instance | None, str | None]]:
     yields its error and does not stop the others. Blank lines are skipped.
     """
     for lineno, line in enumerate(read_bytes(path).split(b"\n"), 1):
-        if not line.strip():
-            continue
-        raw = None
-        try:
-            raw = parse_json(decode_text(line, "the line"))
-            yield raw, Instance.from_dict(raw), None
-        except INPUT_ERRORS as exc:
-            yield raw, None, f"line {lineno}: {exc}"
-        except Exception as exc:  # noqa: BLE001 - one line must never lose the batch
-            yield raw, None, f"line {lineno}: internal error (please report): " \
-                             f"{type(exc).__name__}: {exc}"
+        if line.strip():
+            yield read_batch_line(line, lineno)
+
+
+def read_batch_line(line: bytes, lineno: int) -> tuple[Any, Instance | None, str | None]:
+    """One ``--batch`` line: ``(raw object, instance or None, error or None)``, whatever the
+    fault (never raises)."""
+    raw = None
+    try:
+        raw = parse_json(decode_text(line, "the line"))
+        return raw, Instance.from_dict(raw), None
+    except INPUT_ERRORS as exc:
+        return raw, None, f"line {lineno}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - one line must never lose the batch
+        return raw, None, f"line {lineno}: internal error (please report): " \
+                          f"{type(exc).__name__}: {exc}"
 
 
 def batch_results(args: argparse.Namespace, report) -> list[dict]:
@@ -148,22 +153,20 @@ def batch_results(args: argparse.Namespace, report) -> list[dict]:
     """
     if args.P is not None or args.m is not None:
         raise CLIError("give either instance flags or --batch, not both")
-    results = []
-    for raw, inst, err in read_batch(args.batch):
-        if err is not None:
-            results.append({"instance": raw, "error": err})
-            continue
-        try:
-            results.append({"instance": inst.to_dict(), **report(inst)})
-        except CLIError as exc:
-            results.append({"instance": inst.to_dict(), "error": str(exc)})
-        except (ValueError, ArithmeticError) as exc:
-            results.append({"instance": inst.to_dict(), "error": str(exc)})
-        except Exception as exc:  # noqa: BLE001 - one failing line must not stop the others
-            results.append({"instance": inst.to_dict(),
-                            "error": f"internal error (please report): {type(exc).__name__}: "
-                                     f"{exc}"})
-    return results
+    return [batch_result(raw, inst, err, report) for raw, inst, err in read_batch(args.batch)]
+
+
+def batch_result(raw: Any, inst: Instance | None, err: str | None, report) -> dict:
+    """The result object of one ``--batch`` line (its error, or ``report(inst)``)."""
+    if err is not None or inst is None:
+        return {"instance": raw, "error": err}
+    try:
+        return {"instance": inst.to_dict(), **report(inst)}
+    except (CLIError, ValueError, ArithmeticError) as exc:
+        return {"instance": inst.to_dict(), "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - one failing line must not stop the others
+        return {"instance": inst.to_dict(),
+                "error": f"internal error (please report): {type(exc).__name__}: {exc}"}
 
 
 def jsonable(x: Any) -> Any:
