@@ -67,10 +67,15 @@ def _solve_one(job: tuple[dict, float]) -> dict:
     from schedules import Instance, simulate
     from schedules.constructions import optimal_schedule
 
+    from pipebounds.certify import certify
+
     raw, time_limit = job
     inst = Instance.from_dict(raw)
     lb = lower_bound(inst)
-    out = {"instance": raw, "lb": lb.value, "exact": lb.exact, "terms": dict(lb.terms)}
+    # the claim under test: exact by a theorem or a checked range (never the table, which is
+    # made from the same optima; no certificate search)
+    exact = certify(inst, lb=lb, table=False).exact
+    out = {"instance": raw, "lb": lb.value, "exact": exact, "terms": dict(lb.terms)}
     from schedules.search import solve
 
     res = solve(inst, time_limit=time_limit, engine="search", use_theory=False)
@@ -645,12 +650,15 @@ def _ratio(inst) -> tuple:
 def single_slot_table(ctx: Context) -> CheckResult:
     """No solving: the optima were proven without the theory (``use_theory=False``) when the
     table was made. On every row (fused and split) ``T3 <= OPT`` and ``LB = OPT`` wherever
-    exactness is claimed; inside :data:`bounds.single_wave.SINGLE_SLOT_CHECKED` (split:
+    exactness is claimed; inside :data:`pipebounds.certify.SINGLE_SLOT_CHECKED` (split:
     ``SPLIT_SINGLE_SLOT_CHECKED``) every row must have ``T3 = OPT`` and be flagged exact, and
     every instance of that range must have a row. Rows outside the range with ``T3 < OPT``
     (T3 is not exact in general, docs/theory.md section 5) are reported."""
     from bounds import lower_bound
     from bounds import single_wave as sw
+
+    from pipebounds.certify import (SINGLE_SLOT_CHECKED, SPLIT_SINGLE_SLOT_CHECKED, certify,
+                                    single_slot_checked)
 
     from .table import optima_rows
 
@@ -667,15 +675,15 @@ def single_slot_table(ctx: Context) -> CheckResult:
                          f"{inst.to_dict()}")
         if t3 < opt:
             gaps.append(f"P={inst.P} m={inst.m} {_ratio(inst)}: T3 {t3} < OPT {opt}")
-            if sw.single_slot_checked(inst):
+            if single_slot_checked(inst):
                 fails.append(f"inside the checked range T3 {t3} < OPT {opt}: {inst.to_dict()}")
-        if sw.single_slot_checked(inst) and not lb.exact:
+        if single_slot_checked(inst) and not certify(inst, lb=lb, table=False).exact:
             not_flagged.append(inst.to_dict())
     # the declared ranges of the exactness claim must be covered by the table: every P, m and
     # every ratio of the grid (P = 1 and m = 1 are Theorems 1 and 0)
     have = {(i.split, i.P, i.m, _ratio(i)) for i, _ in rows}
     want = set()
-    for split, rng in ((False, sw.SINGLE_SLOT_CHECKED), (True, sw.SPLIT_SINGLE_SLOT_CHECKED)):
+    for split, rng in ((False, SINGLE_SLOT_CHECKED), (True, SPLIT_SINGLE_SLOT_CHECKED)):
         grid = rng["durations"]
         for P_, m_ in itertools.product(range(2, rng["P"] + 1), range(2, rng["m"] + 1)):
             for t in itertools.product(grid, repeat=3 if split else 2):
