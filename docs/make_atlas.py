@@ -30,6 +30,7 @@ OPTIMA = ROOT / "data" / "atlas" / "optima.sqlite"
 OUT = ROOT / "docs" / "atlas.md"
 IMG = ROOT / "docs" / "img"
 THRESHOLD = Fraction(102, 100)
+SHOWN = 60
 
 
 def _inst_key(r: dict) -> tuple:
@@ -145,10 +146,30 @@ def main() -> int:
     lines += ["", "## The frontier: no family within 2 % of the bound", "",
               f"{len(frontier)} of {len(best)} (instance, K) pairs. Each is either a weak bound or",
               "a schedule nobody has published. `optimum` is the proven optimum where the exact",
-              f"solver proved it within its limit ({proven} pairs have one).", "",
+              f"solver proved it within its limit ({proven} pairs have one).", ""]
+    import csv
+
+    with open(ROOT / "data" / "atlas" / "frontier.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["P", "m", "v", "placement", "durations", "K", "best_family", "makespan",
+                    "lower_bound", "gap", "optimum"])
+        for gap, key, K, ms, fam, lb in frontier:
+            o = opt.get((key, K))
+            w.writerow([key[0], key[1], key[2], key[3], _durations(key), K, fam, str(ms), str(lb),
+                        f"{float(gap):.6f}", "" if o is None else str(o)])
+    by_size: dict = defaultdict(lambda: [0, 0])
+    for (key, K), (ms, fam, lb) in best.items():
+        by_size[(key[0], key[2])][1] += 1
+        by_size[(key[0], key[2])][0] += ms > THRESHOLD * lb
+    lines += ["How many (instance, K) pairs are on the frontier, by P and v:", "",
+              "| P | v | frontier pairs | of |", "| --- | --- | --- | --- |"]
+    lines += [f"| {P_} | {v_} | {a} | {b} |" for (P_, v_), (a, b) in sorted(by_size.items())]
+    lines += ["", f"The full list is `data/atlas/frontier.csv`; the {min(SHOWN, len(frontier))} "
+              "smallest instances (by P, m) with their largest gap first:", "",
               "| P | m | v | placement | durations | K | best family | makespan | bound | gap | optimum |",
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for gap, key, K, ms, fam, lb in frontier:
+    shown = sorted(frontier, key=lambda t: (t[1][0], t[1][1], -t[0]))[:SHOWN]
+    for gap, key, K, ms, fam, lb in shown:
         o = opt.get((key, K))
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {_durations(key)} | {K} | "
                      f"{fam} | {ms} | {lb} | {float(gap):.4f} | {'-' if o is None else o} |")

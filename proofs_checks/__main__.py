@@ -53,6 +53,9 @@ def main(argv=None) -> int:
     mode.add_argument("--full", action="store_const", dest="mode", const="full",
                       help="the full declared ranges (see docs/theory.md for the run time)")
     ap.add_argument("--workers", type=int, default=1, help="processes for exhaustive checks")
+    ap.add_argument("--scheduler", default=None,
+                    help="Dask scheduler address (tcp://host:8786): run the exhaustive checks' "
+                         "solves on that cluster (docs/sweep.md)")
     ap.add_argument("--only", default=None, help="run only checks whose theorem contains TEXT")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     ap.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -60,7 +63,7 @@ def main(argv=None) -> int:
     if args.workers < 1:
         print("error: --workers must be >= 1", file=sys.stderr)
         return 2
-    ctx = Context(mode=args.mode or "quick", workers=args.workers)
+    ctx = Context(mode=args.mode or "quick", workers=args.workers, scheduler=args.scheduler)
     bar = progress_bar(len(selected_checks(args.only)), "proofs_checks",
                        enabled=False if args.quiet else None, unit="check")
     if not args.json:

@@ -159,12 +159,10 @@ def _independent_solve(inst: Instance, time_limit: float):
 
 
 def _map(ctx: Context, fn, items: list):
-    if ctx.workers > 1 and len(items) > 8:
-        from multiprocessing import Pool
+    """``fn`` over ``items`` through the sweep's executors (pipebounds.sweep.parallel_map)."""
+    from pipebounds.sweep import parallel_map
 
-        with Pool(ctx.workers) as pool:
-            return pool.map(fn, items, chunksize=max(1, len(items) // (4 * ctx.workers)))
-    return [fn(x) for x in items]
+    return parallel_map(fn, items, ctx.workers if len(items) > 8 else 1, ctx.scheduler)
 
 
 # =========================================================================== ranges

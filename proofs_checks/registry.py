@@ -36,6 +36,7 @@ class Context:
 
     mode: str = "quick"
     workers: int = 1
+    scheduler: Optional[str] = None  # a Dask scheduler address: run the exhaustive checks there
 
 
 @dataclass(frozen=True)

@@ -93,12 +93,10 @@ def _solve_one(job: tuple[dict, float]) -> dict:
 
 
 def _run(ctx: Context, jobs: list[tuple[dict, float]]) -> list[dict]:
-    if ctx.workers > 1 and len(jobs) > 1:
-        import multiprocessing as mp
+    """The exhaustive solves, through the sweep's executors (pipebounds.sweep.parallel_map)."""
+    from pipebounds.sweep import parallel_map
 
-        with mp.get_context("fork").Pool(ctx.workers) as pool:
-            return pool.map(_solve_one, jobs, chunksize=1)
-    return [_solve_one(j) for j in jobs]
+    return parallel_map(_solve_one, jobs, ctx.workers, ctx.scheduler)
 
 
 def _fused(Ps: Iterable[int], ms: Iterable[int], pairs, Ks=None) -> list[dict]:

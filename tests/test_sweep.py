@@ -177,3 +177,29 @@ def test_resume_runs_failed_items_again(tmp_path):
                             progress=False)
         assert summary.ran == 2 and summary.failed == 0
         assert store.done_keys() == {it.key for it in items}
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def test_parallel_map_in_order_on_every_executor_and_proofs_checks_on_a_cluster(capsys):
+    """parallel_map (what proofs_checks runs its exhaustive solves on) keeps the order
+    in-process, on a pool and on a loopback Dask cluster; ``python -m proofs_checks
+    --scheduler ADDRESS`` passes a check there."""
+    from pipebounds.sweep import parallel_map
+    from proofs_checks.__main__ import main as checks_main
+
+    args = list(range(20))
+    want = [x * x for x in args]
+    assert parallel_map(_square, args) == want
+    assert parallel_map(_square, args, workers=2) == want
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  protocol="tcp", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        assert parallel_map(_square, args, address=cluster.scheduler_address) == want
+        code = checks_main(["--quick", "--only", "MW7-MW9 valid at v = 3", "--scheduler",
+                            cluster.scheduler_address])
+    out = capsys.readouterr().out
+    assert code == 0 and "1 passed, 0 failed" in out

@@ -13,7 +13,7 @@ One mechanism serves ``pipebounds sweep``, ``python -m proofs_checks --full`` an
 - :mod:`.run` ties them together with progress (counts, rate, ETA).
 """
 
-from .executors import EXECUTORS, make_executor
+from .executors import EXECUTORS, make_executor, parallel_map
 from .grid import Item, expand, load_grid
 from .run import SweepSummary, run_sweep
 from .store import Store, flat_rows, load_table
@@ -21,4 +21,4 @@ from .store import flat_rows as flat_rows_for_test
 from .tasks import TASKS
 
 __all__ = ["EXECUTORS", "Item", "Store", "SweepSummary", "TASKS", "expand", "flat_rows", "load_grid",
-           "load_table", "make_executor", "run_sweep", "flat_rows_for_test"]
+           "load_table", "make_executor", "parallel_map", "run_sweep", "flat_rows_for_test"]

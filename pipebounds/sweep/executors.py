@@ -94,6 +94,31 @@ def dask(items: Iterable[Item], fn: Callable = run_item, address: Optional[objec
             client.close()
 
 
+def parallel_map(fn: Callable, args: list, workers: int = 1, address: Optional[object] = None
+                 ) -> list:
+    """``[fn(a) for a in args]`` on the sweep's executors, in order: in-process for one worker,
+    a local process pool for more, a Dask cluster when ``address`` is given (what
+    ``python -m proofs_checks --workers N [--scheduler ADDRESS]`` runs its exhaustive checks
+    on). Exceptions propagate: a check that crashes is a failed check."""
+    if address is not None:
+        try:
+            from distributed import Client
+        except ImportError:  # pragma: no cover - depends on the extra
+            raise RuntimeError("--scheduler needs the 'cluster' extra: "
+                               "pip install 'pipebounds[cluster]'") from None
+        own = not isinstance(address, Client)
+        client = Client(address) if own else address
+        try:
+            return client.gather(client.map(fn, args, pure=False))
+        finally:
+            if own:
+                client.close()
+    if workers <= 1 or len(args) <= 1:
+        return [fn(a) for a in args]
+    with cf.ProcessPoolExecutor(max_workers=workers) as ex:
+        return list(ex.map(fn, args, chunksize=max(1, len(args) // (4 * workers))))
+
+
 EXECUTORS = ("inprocess", "pool", "dask")
 
 
