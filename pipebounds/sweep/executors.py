@@ -17,6 +17,7 @@ stops a sweep.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import time
 from typing import Callable, Iterable, Iterator, Optional
 
@@ -70,17 +71,30 @@ def pool(items: Iterable[Item], fn: Callable = run_item, workers: int = 2
                 fut.cancel()
 
 
-def dask(items: Iterable[Item], fn: Callable = run_item, address: Optional[object] = None
-         ) -> Iterator[tuple[Item, Outcome]]:
-    """``address``: a scheduler address string, or a ``distributed.Client`` / ``LocalCluster``."""
+@contextlib.contextmanager
+def dask_client(address: object) -> Iterator:
+    """A ``distributed.Client`` for ``address`` (a scheduler address, or a Client / cluster
+    given by the caller, which stays open); needs the ``cluster`` extra."""
     try:
-        from distributed import Client, as_completed
+        from distributed import Client
     except ImportError:  # pragma: no cover - depends on the extra
         raise RuntimeError("the dask executor needs the 'cluster' extra: "
                            "pip install 'pipebounds[cluster]'") from None
     own = not isinstance(address, Client)
     client = Client(address) if own else address
     try:
+        yield client
+    finally:
+        if own:
+            client.close()
+
+
+def dask(items: Iterable[Item], fn: Callable = run_item, address: Optional[object] = None
+         ) -> Iterator[tuple[Item, Outcome]]:
+    """``address``: a scheduler address string, or a ``distributed.Client`` / ``LocalCluster``."""
+    with dask_client(address) as client:
+        from distributed import as_completed
+
         futures = {client.submit(fn, item, key=f"pipebounds-{item.key}", pure=False): item
                    for item in items}
         for fut in as_completed(futures):
@@ -89,9 +103,6 @@ def dask(items: Iterable[Item], fn: Callable = run_item, address: Optional[objec
                 yield item, fut.result()
             except Exception as exc:  # noqa: BLE001
                 yield item, ("error", f"worker failed: {type(exc).__name__}: {exc}", 0.0)
-    finally:
-        if own:
-            client.close()
 
 
 def parallel_map(fn: Callable, args: list, workers: int = 1, address: Optional[object] = None
@@ -101,18 +112,8 @@ def parallel_map(fn: Callable, args: list, workers: int = 1, address: Optional[o
     ``python -m proofs_checks --workers N [--scheduler ADDRESS]`` runs its exhaustive checks
     on). Exceptions propagate: a check that crashes is a failed check."""
     if address is not None:
-        try:
-            from distributed import Client
-        except ImportError:  # pragma: no cover - depends on the extra
-            raise RuntimeError("--scheduler needs the 'cluster' extra: "
-                               "pip install 'pipebounds[cluster]'") from None
-        own = not isinstance(address, Client)
-        client = Client(address) if own else address
-        try:
+        with dask_client(address) as client:
             return client.gather(client.map(fn, args, pure=False))
-        finally:
-            if own:
-                client.close()
     if workers <= 1 or len(args) <= 1:
         return [fn(a) for a in args]
     with cf.ProcessPoolExecutor(max_workers=workers) as ex:
