@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Optional, Union
 if TYPE_CHECKING:
     from .memory import MemoryModel
 
-from . import limits
+from .limits import (DOCS, LimitError, MAX_NUMBER_DIGITS, MAX_TIME_UNITS, check_limit)
 
 Number = Union[int, Fraction, str, float]
 
@@ -48,39 +48,38 @@ class InstanceError(ValueError):
     """An instance field is out of range or inconsistent; the message names the field."""
 
 
-class InstanceLimitError(InstanceError, limits.LimitError):
+class InstanceLimitError(InstanceError, LimitError):
     """An instance field beyond a limit of :mod:`schedules.limits` (the message names it)."""
 
 
 def _limit(name: str, value, what: str) -> None:
-    if value > getattr(limits, name):
-        raise InstanceLimitError(limits.limit_message(name, value, what))
+    check_limit(name, value, what, InstanceLimitError)
 
 
 _INT_TEXT = re.compile(r"\s*([+-]?)([0-9]+)\s*\Z")
 _FRACTION_TEXT = re.compile(r"\s*([+-]?)([0-9]+)\s*/\s*([0-9]+)\s*\Z")
 _DECIMAL_TEXT = re.compile(r"\s*([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,12}))?\s*\Z")
-_BIG = 10 ** limits.MAX_NUMBER_DIGITS  # an integer of MAX_NUMBER_DIGITS + 1 digits
+_BIG = 10 ** MAX_NUMBER_DIGITS  # an integer of MAX_NUMBER_DIGITS + 1 digits
 
 
 def _digits_limit(name: str, digits: int) -> None:
-    if digits > limits.MAX_NUMBER_DIGITS:
+    if digits > MAX_NUMBER_DIGITS:
         raise InstanceLimitError(f"{name}: a number with {digits} digits is above the limit "
-                                f"MAX_NUMBER_DIGITS = {limits.MAX_NUMBER_DIGITS} "
-                                f"({limits.DOCS})")
+                                f"MAX_NUMBER_DIGITS = {MAX_NUMBER_DIGITS} "
+                                f"({DOCS})")
 
 
 def _bounded_int(n: int, name: str) -> int:
     if -_BIG < n < _BIG:
         return n
-    _digits_limit(name, limits.MAX_NUMBER_DIGITS + 1 if n.bit_length() > 60000
+    _digits_limit(name, MAX_NUMBER_DIGITS + 1 if n.bit_length() > 60000
                   else len(str(abs(n))))
     return n
 
 
 def _fraction_from_text(text: str, name: str) -> Fraction:
     """Exact value of ``"7"``, ``"3/2"``, ``"1.5"``, ``"2e3"``, digits bounded *before* computing."""
-    if len(text) > 4 * limits.MAX_NUMBER_DIGITS:
+    if len(text) > 4 * MAX_NUMBER_DIGITS:
         _digits_limit(name, len(text))
     m = _FRACTION_TEXT.match(text)
     if m:
@@ -111,7 +110,7 @@ def to_fraction(value: Number, name: str) -> Fraction:
     Accepted: ints (not bools), Fractions, decimal strings ``"7"``, ``"3/2"``, ``"1.5"``,
     ``"2e3"`` (and ``decimal.Decimal``, which JSON floats are read as), and floats, taken through
     their shortest decimal string (``1.5``), never silently rounded. Integers, numerators and
-    denominators have at most ``limits.MAX_NUMBER_DIGITS`` digits, checked before the value is
+    denominators have at most ``MAX_NUMBER_DIGITS`` digits, checked before the value is
     computed (``1e100000000`` is refused at once).
     """
     if isinstance(value, bool):
@@ -149,8 +148,8 @@ def whole_number(value, name: str, minimum: int = 1) -> int:
     if isinstance(value, int):
         n = value
     elif isinstance(value, str):
-        m = _INT_TEXT.match(value) if len(value) <= 4 * limits.MAX_NUMBER_DIGITS else None
-        if m is None and len(value) > 4 * limits.MAX_NUMBER_DIGITS and value.strip().isdigit():
+        m = _INT_TEXT.match(value) if len(value) <= 4 * MAX_NUMBER_DIGITS else None
+        if m is None and len(value) > 4 * MAX_NUMBER_DIGITS and value.strip().isdigit():
             _digits_limit(name, len(value.strip()))
         if m is None:
             raise InstanceError(f"{name} must be a whole number >= {minimum}, got {show(value)}")
@@ -376,11 +375,11 @@ class Instance:
         unit = lcm(*(x.denominator for x in numbers))
         longest = max(numbers[1:])  # the longest op (numbers[0] is c)
         horizon = 5 * P * v * m * int((longest + c) * unit)
-        if horizon > limits.MAX_TIME_UNITS:
+        if horizon > MAX_TIME_UNITS:
             raise InstanceLimitError(
                 f"durations too large for this size: 5·P·v·m·(max duration + c) = {horizon} time "
-                f"units of 1/{unit} is above the limit MAX_TIME_UNITS = {limits.MAX_TIME_UNITS} "
-                f"({limits.DOCS})"[:300])
+                f"units of 1/{unit} is above the limit MAX_TIME_UNITS = {MAX_TIME_UNITS} "
+                f"({DOCS})"[:300])
         for name, value in (("P", P), ("m", m), ("v", v), ("K", K), ("placement", placement),
                             ("stage_to_rank", s2r), ("f", f), ("b", b), ("b_I", b_I),
                             ("b_W", b_W), ("c", c), ("memory", memory), ("_unit", unit)):

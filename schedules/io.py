@@ -18,7 +18,7 @@ import json
 from decimal import Decimal
 from typing import Any, Callable
 
-from . import limits
+from .limits import (DOCS, LimitError, MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_NUMBER_DIGITS, limit_message)
 from .instance import Instance, InstanceError, durations_json, fraction_json, to_fraction
 from .memory import MemoryModelError, memory_from_json
 from .ops import OpError
@@ -29,7 +29,7 @@ class DocumentError(ValueError):
     """A document that is not an orders document; the message names the key or value."""
 
 
-class DocumentLimitError(DocumentError, limits.LimitError):
+class DocumentLimitError(DocumentError, LimitError):
     """A JSON input beyond a limit of :mod:`schedules.limits` (size, nesting, digits)."""
 
 
@@ -37,8 +37,8 @@ class DocumentLimitError(DocumentError, limits.LimitError):
 def decode_text(data: bytes, where: str = "input") -> str:
     """``data`` decoded as UTF-8 (a leading byte-order mark is dropped); invalid bytes give a
     :class:`DocumentError` naming the offset."""
-    if len(data) > limits.MAX_INPUT_BYTES:
-        raise DocumentLimitError(limits.limit_message("MAX_INPUT_BYTES", len(data),
+    if len(data) > MAX_INPUT_BYTES:
+        raise DocumentLimitError(limit_message("MAX_INPUT_BYTES", len(data),
                                                       f"{where}: size in bytes"))
     try:
         return data.decode("utf-8-sig")
@@ -49,9 +49,9 @@ def decode_text(data: bytes, where: str = "input") -> str:
 
 def _json_int(text: str) -> int:
     digits = len(text) - (text[0] == "-")
-    if digits > limits.MAX_NUMBER_DIGITS:
+    if digits > MAX_NUMBER_DIGITS:
         raise DocumentLimitError(f"a JSON integer with {digits} digits is above the limit "
-                                 f"MAX_NUMBER_DIGITS = {limits.MAX_NUMBER_DIGITS} ({limits.DOCS})")
+                                 f"MAX_NUMBER_DIGITS = {MAX_NUMBER_DIGITS} ({DOCS})")
     return int(text)
 
 
@@ -60,14 +60,14 @@ def _json_constant(text: str):
 
 
 def _depth_limit(depth) -> DocumentLimitError:
-    return DocumentLimitError(limits.limit_message("MAX_JSON_DEPTH", depth, "JSON nesting depth"))
+    return DocumentLimitError(limit_message("MAX_JSON_DEPTH", depth, "JSON nesting depth"))
 
 
 def _check_depth(text: str, data: Any) -> None:
     """Raise when arrays/objects of ``data`` (parsed from ``text``) nest deeper than
     MAX_JSON_DEPTH. Fewer brackets in the text than the limit settle it at once; otherwise an
     iterative walk that looks only into containers holding containers."""
-    if text.count("[") + text.count("{") <= limits.MAX_JSON_DEPTH:
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
         return
     stack = [(data, 1)]
     while stack:
@@ -75,7 +75,7 @@ def _check_depth(text: str, data: Any) -> None:
         items = node.values() if type(node) is dict else node
         kinds = set(map(type, items))
         if list in kinds or dict in kinds:
-            if depth + 1 > limits.MAX_JSON_DEPTH:
+            if depth + 1 > MAX_JSON_DEPTH:
                 raise _depth_limit(depth + 1)
             stack.extend((x, depth + 1) for x in items if type(x) is list or type(x) is dict)
 
@@ -103,7 +103,7 @@ def parse_json(text: str, where: str = "", decimals: bool = True) -> Any:
         raise DocumentError(f"{prefix}malformed JSON: {exc.msg} at line {exc.lineno} column "
                             f"{exc.colno}") from None
     except RecursionError:
-        raise DocumentLimitError(prefix + limits.limit_message(
+        raise DocumentLimitError(prefix + limit_message(
             "MAX_JSON_DEPTH", "more than 900", "JSON nesting depth")) from None
     except DocumentError as exc:
         raise type(exc)(prefix + str(exc)) from None
@@ -307,6 +307,6 @@ def write_schedule(schedule: Schedule, path: str, **extra) -> None:
         fh.write("\n")
 
 
-INPUT_ERRORS = (DocumentError, InstanceError, ScheduleError, OpError, limits.LimitError,
+INPUT_ERRORS = (DocumentError, InstanceError, ScheduleError, OpError, LimitError,
                 MemoryModelError)
 """Exceptions that mean bad input (exit 2 in the CLI)."""

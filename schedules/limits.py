@@ -60,7 +60,8 @@ def limit_message(name: str, value, what: str | None = None) -> str:
     return (f"{what or name} = {value} is above the limit {name} = {globals()[name]} ({DOCS})")
 
 
-def check_limit(name: str, value: int, what: str | None = None) -> None:
-    """Raise :class:`LimitError` when ``value`` exceeds the limit called ``name``."""
+def check_limit(name: str, value: int, what: str | None = None,
+                error: type[LimitError] = LimitError) -> None:
+    """Raise ``error`` (a :class:`LimitError`) when ``value`` exceeds the limit called ``name``."""
     if value > globals()[name]:
-        raise LimitError(limit_message(name, value, what))
+        raise error(limit_message(name, value, what))

@@ -18,7 +18,7 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from . import limits
+from .limits import LimitError, MAX_ORDER_ITEMS, limit_message
 from .instance import Instance
 from .ops import KIND_INDEX, KINDS, Op, OpError
 
@@ -180,8 +180,8 @@ def orders_per_gpu(orders: OrdersLike, P: int) -> list[Sequence]:
             raise ScheduleError(f"GPU {p}: the order must be a list of actions, got "
                                 f"{type(seq).__name__}")
         total += len(seq)
-    if total > limits.MAX_ORDER_ITEMS:
-        raise OrdersLimitError(limits.limit_message("MAX_ORDER_ITEMS", total, "actions listed"))
+    if total > MAX_ORDER_ITEMS:
+        raise OrdersLimitError(limit_message("MAX_ORDER_ITEMS", total, "actions listed"))
     return per_gpu
 
 
@@ -263,8 +263,8 @@ def pack_actions(per_gpu: list[Sequence]) -> Optional[tuple[np.ndarray, list[int
     return codes, lengths
 
 
-class OrdersLimitError(ScheduleError, limits.LimitError):
-    """Orders longer than :data:`schedules.limits.MAX_ORDER_ITEMS`."""
+class OrdersLimitError(ScheduleError, LimitError):
+    """Orders longer than :data:`schedules.MAX_ORDER_ITEMS`."""
 
 
 def normalize_comms(comms: OrdersLike, P: int) -> tuple[tuple[str, ...], ...]:
