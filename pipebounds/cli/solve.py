@@ -109,16 +109,18 @@ def solve_report(inst: Instance, args, stop=None) -> dict:
     from ..certify import certify
 
     cert = certify(inst)
-    status = res.status
-    if status == "feasible" and cert.optimum is not None and res.makespan == cert.optimum:
-        status = "optimal"
+    status, bound = res.status, res.lower_bound
+    if cert.optimum is not None:  # a known optimum is the best lower bound there is
+        bound = max(bound, cert.optimum)
+        if status == "feasible" and res.makespan == cert.optimum:
+            status = "optimal"
     return {"status": status,
             "optimum_basis": ("solver" if res.status == "optimal" else
                               cert.basis if status == "optimal" else None),
             "makespan": None if res.makespan is None else number(res.makespan),
             "makespan_exact": None if res.makespan is None else exact_string(res.makespan),
-            "lower_bound": number(res.lower_bound),
-            "lower_bound_exact": exact_string(res.lower_bound),
+            "lower_bound": number(bound),
+            "lower_bound_exact": exact_string(bound),
             "seconds": round(res.seconds, 4),
             "nodes": res.nodes,
             "engine": res.engine,
