@@ -21,6 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench_simulate import one_f_one_b  # noqa: E402
 from schedules import Instance, Schedule  # noqa: E402

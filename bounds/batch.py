@@ -18,6 +18,7 @@ candidate points. Cost: ``O(rows * P * n^3)`` for MW1 (``n`` op types per GPU) a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -249,6 +250,11 @@ def _distinct(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inv.reshape(-1)
 
 
+def _column(x, rows: int) -> np.ndarray:
+    """``x`` as an int64 array of ``rows`` values (a scalar is repeated)."""
+    return x if type(x) is np.ndarray and x.shape == (rows,) else np.full(rows, x, np.int64)
+
+
 def _gpu_subset(types, m, durations):
     """MW1: max over GPUs and op-type sets ``{head >= h, tail >= q}`` (thresholds at the op
     types' own heads and tails) of ``min head + m * work + min tail``. The sets depend on the
@@ -257,14 +263,11 @@ def _gpu_subset(types, m, durations):
     n = max(len(t) for t in types)
     rows = m.shape[0]
     Pn = len(types)
-    H = np.zeros((rows, Pn, n), np.int64)
-    T = np.zeros((rows, Pn, n), np.int64)
-    D = np.zeros((rows, Pn, n), np.int64)
-    valid = np.zeros((Pn, n), bool)
-    for p, ts in enumerate(types):
-        for i, t in enumerate(ts):
-            H[:, p, i], T[:, p, i], D[:, p, i] = t[2], t[3], t[4]
-            valid[p, i] = True
+    zero = np.zeros(rows, np.int64)
+    valid = np.array([[i < len(ts) for i in range(n)] for ts in types], bool)
+    H, T, D = (np.array([[_column(ts[i][c], rows) if i < len(ts) else zero
+                          for i in range(n)] for ts in types], np.int64).transpose(2, 0, 1)
+               for c in (2, 3, 4))
     # the distinct duration tuples of the group (heads, tails, durations depend on them only)
     first, inv = _distinct(durations)
     U = first.size
@@ -379,22 +382,47 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
 
 # --------------------------------------------------------------------------- the batch
 @dataclass
+class Group:
+    """The terms of the rows ``idx`` (one structure): ``names[j]`` is term ``j``; per row and
+    term, ``mask`` (applies), ``num / den`` (reduced); ``first`` the first exact term that
+    reaches the bound (-1: none)."""
+
+    idx: np.ndarray
+    names: list
+    mask: np.ndarray
+    num: np.ndarray
+    den: np.ndarray
+    first: np.ndarray
+
+
+@dataclass
 class Result:
-    """Per row: the bound ``num / den`` (reduced), its terms (in :func:`lower_bound`'s order:
-    ``(name, num, den)`` lists), the theorem id that makes it exact (or None)."""
+    """Per row: the bound ``num / den`` (reduced) and the theorem id that makes it exact (or
+    None, an object array); the terms by group of rows (:class:`Group`), and as per-row lists
+    ``(name, num, den)`` in :func:`lower_bound`'s order (:attr:`terms`, built on first use)."""
 
     num: np.ndarray
     den: np.ndarray
-    terms: list
-    theorem: list
+    theorem: np.ndarray
+    groups: list
+
+    @cached_property
+    def terms(self) -> list:
+        out: list = [None] * self.num.shape[0]
+        for g in self.groups:
+            ml, tnl, tdl = g.mask.tolist(), g.num.tolist(), g.den.tolist()
+            J = range(len(g.names))
+            for k, row in enumerate(g.idx.tolist()):
+                mk, a, d_ = ml[k], tnl[k], tdl[k]
+                out[row] = [(g.names[j], a[j], d_[j]) for j in J if mk[j]]
+        return out
 
 
 def lower_bounds(r: Rows) -> Result:
     """:func:`bounds.lower_bound` of every row (rows within :data:`LIMITS`, integer durations,
     no delay)."""
     N = r.P.shape[0]
-    out_terms: list = [None] * N
-    theorem: list = [None] * N
+    theorem = np.full(N, None, dtype=object)
     num = np.zeros(N, np.int64)
     den = np.ones(N, np.int64)
     groups: dict = {}
@@ -410,6 +438,7 @@ def lower_bounds(r: Rows) -> Result:
         bounds_ = np.searchsorted(inv[order], np.arange(first.size + 1))
         for g, row in enumerate(first):
             groups[tuple(int(x) for x in keys[row])] = multi[order[bounds_[g]:bounds_[g + 1]]]
+    out: list[Group] = []
     for key, idx in groups.items():
         sub = r.take(idx)
         terms = (_single_wave(sub) if key == ("single",) else
@@ -423,24 +452,22 @@ def lower_bounds(r: Rows) -> Result:
             bn = np.where(better, t.num, bn)
             bd = np.where(better, t.den, bd)
         gcd = np.gcd(bn, bd)
-        num[idx], den[idx] = bn // gcd, bd // gcd
+        bn, bd = bn // gcd, bd // gcd
+        num[idx], den[idx] = bn, bd
         masks = np.stack([t.mask for t in terms], 1)
         tn = np.stack([t.num for t in terms], 1)
         td = np.stack([t.den for t in terms], 1)
         gg = np.gcd(tn, td)
         tn, td = tn // gg, td // gg
-        hit = masks & np.stack([t.exact for t in terms], 1) & (tn * (bd // gcd)[:, None]
-                                                              == (bn // gcd)[:, None] * td)
+        hit = masks & np.stack([t.exact for t in terms], 1) & (tn * bd[:, None]
+                                                              == bn[:, None] * td)
         names = [t.name for t in terms]
-        ex_theorem = [exact_theorem(nm) for nm in names]
         first = np.where(hit.any(1), hit.argmax(1), -1)
-        ml, tnl, tdl, fl = masks.tolist(), tn.tolist(), td.tolist(), first.tolist()
-        for k, row in enumerate(idx.tolist()):
-            mk, a, d_ = ml[k], tnl[k], tdl[k]
-            out_terms[row] = [(names[j], a[j], d_[j]) for j in range(len(names)) if mk[j]]
-            if fl[k] >= 0:
-                theorem[row] = ex_theorem[fl[k]]
-    return Result(num, den, out_terms, theorem)
+        if (first >= 0).any():
+            ids = np.array([exact_theorem(nm) for nm in names] + [None], dtype=object)
+            theorem[idx] = ids[first]
+        out.append(Group(idx, names, masks, tn, td, first))
+    return Result(num, den, theorem, out)
 
 
-__all__ = ["LIMITS", "Rows", "Result", "Term", "TERM_IDS", "lower_bounds", "supported"]
+__all__ = ["LIMITS", "Rows", "Result", "Group", "Term", "TERM_IDS", "lower_bounds", "supported"]

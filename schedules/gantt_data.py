@@ -161,7 +161,7 @@ def _deadlocked(schedule: Schedule, res: SimulationResult) -> GanttData:
     dur_kind = durations_in_units(schedule)
     end, stuck = _timing(c, dur_kind)
     inst = schedule.instance
-    ends = np.asarray(end, dtype=np.int64)[c.ids]
+    ends = end
     prefix = []
     for p in range(inst.P):
         ran = ends[c.offsets[p]:c.offsets[p + 1]] >= 0
@@ -169,7 +169,8 @@ def _deadlocked(schedule: Schedule, res: SimulationResult) -> GanttData:
     part = Schedule(inst, tuple(seq[:k] for seq, k in zip(schedule.orders, prefix)),
                     schedule.source)
     pc = compile_schedule(part)
-    end_units = np.asarray(end, dtype=np.int64)[pc.ids]
+    end_units = np.concatenate([ends[c.offsets[p]:c.offsets[p] + k]
+                                for p, k in enumerate(prefix)]).astype(np.int64)
     start_units = end_units - op_durations(pc, dur_kind)
     u = inst.unit
     last = [int(end_units[pc.offsets[p + 1] - 1]) for p in range(inst.P)

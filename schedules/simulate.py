@@ -169,8 +169,9 @@ class SimulationResult:
         return out
 
 
-def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
-    """``pred1, pred2, lag1`` over op ids: the (at most two) predecessors of each op id.
+def _predecessors(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``pred1, pred2, lag1`` over op ids (int64 arrays): the (at most two) predecessors of
+    each op id, -1 for none.
 
     pred1: the chain predecessor (previous forward, next stage's input-gradient op, ``F`` of a
     recompute, ``I`` of a ``W``); pred2: the recompute ``R(j,s)`` of a backward op, if any.
@@ -203,68 +204,117 @@ def _predecessors(c: Compiled) -> tuple[list[int], list[int], list[int]]:
         stage_of = np.tile(np.repeat(np.arange(S), m), nk)
         cross = (pred1 >= 0) & (s2r[stage_of] != s2r[stage_of[np.maximum(pred1, 0)]])
         lag[cross] = int(inst.c * inst.unit)
-    return pred1.tolist(), pred2.ravel().tolist(), lag.tolist()
+    return pred1, pred2.ravel(), lag
 
 
-def _timing(c: Compiled, table: np.ndarray):
+def _timing(c: Compiled, table: np.ndarray) -> tuple[np.ndarray, list]:
     """Kahn's pass over the per-GPU sequences.
 
-    Returns ``(end, blocked)``: ``end`` the end time (units) of every op id, -1 if never run;
-    ``blocked`` the ``(gpu, op id, [unfinished predecessors])`` where GPUs stopped (empty iff
-    the orders are feasible).
+    Returns ``(end, blocked)``: ``end`` the end time (units) of every op, by position in ``c``
+    (-1 if it never ran); ``blocked`` the ``(gpu, op id, [unfinished predecessors' op ids])``
+    where GPUs stopped (empty iff the orders are feasible).
+
+    The pass runs on *compact* ids (only the op kinds the schedule lists), and without the
+    delay or the recompute predecessor when the instance has none: the same arithmetic on
+    fewer and shorter lists.
     """
     inst = c.schedule.instance
-    P = inst.P
-    pred1, pred2, lag1 = _predecessors(c)
+    P, m = inst.P, inst.m
+    size = inst.S * m
+    present = np.flatnonzero(np.bincount(c.kind, minlength=NK))
+    slot = np.full(NK, -1, dtype=np.int64)
+    slot[present] = np.arange(present.size)
+    full = (present[:, None] * size + np.arange(size, dtype=np.int64)).ravel()
+
+    def compact(ids: np.ndarray) -> np.ndarray:
+        return np.where(ids >= 0, slot[np.maximum(ids, 0) // size] * size + ids % size, -1)
+
+    p1, p2, lg = _predecessors(c)
+    pred1 = compact(p1[full]).tolist()
+    p2 = p2[full]
+    pred2 = compact(p2).tolist() if (p2 >= 0).any() else None
+    lg = lg[full]
+    lag1 = lg.tolist() if lg.any() else None
     # op id (kind*S + s)*m + j lasts table[kind, s] (per-stage costs)
-    dur: list[int] = np.repeat(table.ravel(), inst.m).tolist()
+    dur: list[int] = np.repeat(table[present].ravel(), m).tolist()
+    cids = compact(c.ids)
     end = [-1] * len(dur)
-    waiters: dict[int, list[int]] = {}
-    ids_all = c.ids.tolist()
+    # GPUs waiting for an op: a linked list per op (head[o], then nxt[gpu])
+    head = [-1] * len(dur)
+    nxt = [-1] * P
+    ids_all = cids.tolist()
     offs = c.offsets.tolist()
     seqs = [ids_all[offs[p]:offs[p + 1]] for p in range(P)]
     ptr = [0] * P
     tfree = [0] * P
     stack = list(range(P))
+    simple = pred2 is None and lag1 is None
     while stack:
         p = stack.pop()
         seq = seqs[p]
         i = ptr[p]
         t = tfree[p]
         n = len(seq)
-        while i < n:
-            o = seq[i]
-            a = pred1[o]
-            if a >= 0:
-                ea = end[a]
-                if ea < 0:
-                    waiters.setdefault(a, []).append(p)
-                    break
-                ea += lag1[o]
-                if ea > t:
-                    t = ea
-                a = pred2[o]
+        if simple:                      # one predecessor, no delay
+            while i < n:
+                o = seq[i]
+                a = pred1[o]
                 if a >= 0:
                     ea = end[a]
                     if ea < 0:
-                        waiters.setdefault(a, []).append(p)
+                        nxt[p] = head[a]
+                        head[a] = p
                         break
                     if ea > t:
                         t = ea
-            t += dur[o]
-            end[o] = t
-            i += 1
-            if o in waiters:
-                stack.extend(waiters.pop(o))
+                t += dur[o]
+                end[o] = t
+                i += 1
+                w = head[o]
+                while w >= 0:
+                    stack.append(w)
+                    w = nxt[w]
+        else:
+            while i < n:
+                o = seq[i]
+                a = pred1[o]
+                if a >= 0:
+                    ea = end[a]
+                    if ea < 0:
+                        nxt[p] = head[a]
+                        head[a] = p
+                        break
+                    if lag1 is not None:
+                        ea += lag1[o]
+                    if ea > t:
+                        t = ea
+                    if pred2 is not None:
+                        a = pred2[o]
+                        if a >= 0:
+                            ea = end[a]
+                            if ea < 0:
+                                nxt[p] = head[a]
+                                head[a] = p
+                                break
+                            if ea > t:
+                                t = ea
+                t += dur[o]
+                end[o] = t
+                i += 1
+                w = head[o]
+                while w >= 0:
+                    stack.append(w)
+                    w = nxt[w]
         ptr[p] = i
         tfree[p] = t
     blocked = []
     for p in range(P):
         if ptr[p] < len(seqs[p]):
             o = seqs[p][ptr[p]]
-            waits = [a for a in (pred1[o], pred2[o]) if a >= 0 and end[a] < 0]
-            blocked.append((p, o, waits))
-    return end, blocked
+            waits = [a for a in (pred1[o], pred2[o] if pred2 is not None else -1)
+                     if a >= 0 and end[a] < 0]
+            blocked.append((p, int(full[o]), [int(full[a]) for a in waits]))
+    return np.asarray(end, dtype=np.int64)[cids], blocked
 
 
 def store_release(c: Compiled) -> tuple[np.ndarray, np.ndarray]:
@@ -400,7 +450,7 @@ def simulate(schedule: Schedule) -> SimulationResult:
             "deadlock", "the orders contradict the precedences: " + "; ".join(parts)))
         return SimulationResult(schedule, tuple(violations), unit=inst.unit, peak_memory=peaks,
                                 _live=lives, peak_bytes=peak_bytes)
-    end_units = np.asarray(end, dtype=np.int64)[c.ids]
+    end_units = end
     dur_units = op_durations(c, table)
     start_units = end_units - dur_units
     offs = c.offsets

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pipebounds.cli import main
 
@@ -161,3 +162,37 @@ def test_batch_array_path_equals_the_per_instance_reports(tmp_path, capsys):
     del got[5], got[3]
     assert got == want
     assert {g["exact_basis"] for g in got} >= {"theorem", "checked", "table", None}
+
+
+_odd_values = st.one_of(st.integers(-2, 5), st.sampled_from([0, 2 ** 63, 2 ** 70, 1 << 21]),
+                        st.booleans(), st.none(), st.sampled_from(["inf", "looped", "vshape",
+                                                                   "x", 1.5, 2.0, [1], {}]))
+
+
+@given(st.lists(st.one_of(
+    st.dictionaries(st.sampled_from(sorted(["P", "m", "K", "v", "placement", "f", "b", "b_input",
+                                            "b_weight", "b_I", "c"])), _odd_values),
+    st.fixed_dictionaries({"P": st.integers(1, 8), "m": st.integers(1, 40)},
+                          optional={"K": st.one_of(st.integers(0, 4), st.none(), st.just("inf")),
+                                    "v": st.integers(1, 3), "f": st.integers(1, 3),
+                                    "b": st.integers(0, 6), "b_input": st.integers(0, 3),
+                                    "b_weight": st.integers(1, 3),
+                                    "placement": st.sampled_from(["looped", "vshape", "V"])}),
+    _odd_values), max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_batch_column_reader_takes_only_what_the_line_reader_takes(raws):
+    """The column reader of --batch (``_fast_columns``) accepts a line only if the line reader
+    ``_fast_fields`` does, with the same fields (so the two array-path readers agree, and a
+    line neither takes goes to the per-instance path with its error)."""
+    from pipebounds.cli.bound_batch import _fast_columns, _fast_fields
+
+    rows, fields = _fast_columns(raws)
+    for i, fl in zip(rows.tolist(), fields.tolist()):
+        one = _fast_fields(raws[i])
+        assert one is not None, raws[i]
+        assert [int(x) for x in one] == fl, raws[i]
+    # and the columns take every plain, well-formed line
+    for i, raw in enumerate(raws):
+        if _fast_fields(raw) is not None and raw.keys() <= {"P", "m", "K", "v", "placement", "f",
+                                                              "b", "b_input", "b_weight"}:
+            assert i in rows.tolist(), raw

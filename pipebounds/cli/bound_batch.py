@@ -13,11 +13,12 @@ they are written as text directly (the JSON encoder would cost more than the bou
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Callable, Optional
 
 import numpy as np
 
-from bounds.batch import Rows, lower_bounds, supported
+from bounds.batch import LIMITS, Rows, lower_bounds, supported
 from bounds.evaluate import TERM_IDS
 
 from .common import batch_result, jsonable, read_batch_line
@@ -65,6 +66,61 @@ def _fast_fields(raw) -> Optional[tuple]:
     return P, m, K, v, pl == "vshape", f, b, bI, bW
 
 
+_VEC_KEYS = {"P", "m", "K", "v", "placement", "f", "b", "b_input", "b_weight"}
+
+
+def _int_column(values: list) -> tuple[np.ndarray, np.ndarray]:
+    """``(int64 array, ok)``: ``ok`` where the value is an int (not a bool) in ``[1, 2^62)``."""
+    if set(map(type, values)) == {int}:
+        try:
+            arr = np.array(values, dtype=np.int64)
+            return arr, arr >= 1
+        except OverflowError:
+            pass
+    ok = np.array([type(x) is int and 0 < x < (1 << 62) for x in values], bool)
+    arr = np.array([x if k else 0 for x, k in zip(values, ok.tolist())], dtype=np.int64)
+    return arr, ok & (arr >= 1)
+
+
+def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, fields)``: the lines whose fields the array path takes, and their
+    ``(P, m, K, v, vshape, f, b, bI, bW)`` (as :func:`_fast_fields`, column by column; a line
+    these columns do not take is read by :func:`_fast_fields` on its own)."""
+    n = len(raws)
+    plain = np.fromiter((type(d) is dict and d.keys() <= _VEC_KEYS for d in raws), bool, n)
+    rows = np.flatnonzero(plain)
+    ds = raws if rows.size == n else [raws[i] for i in rows.tolist()]
+    P, okP = _int_column([d.get("P") for d in ds])
+    m, okm = _int_column([d.get("m") for d in ds])
+    v, okv = _int_column([d.get("v", 1) for d in ds])
+    f, okf = _int_column([d.get("f", 1) for d in ds])
+    Kraw = [d.get("K") for d in ds]
+    unbounded = np.array([x is None or x == "inf" for x in Kraw], bool)
+    K, okK = _int_column([1 if u else x for x, u in zip(Kraw, unbounded.tolist())])
+    K[unbounded] = 0
+    pl = np.array([d.get("placement", "looped") for d in ds], dtype=object)
+    vshape = pl == "vshape"
+    okpl = vshape | (pl == "looped")
+    has_I = np.array(["b_input" in d for d in ds], bool)
+    has_W = np.array(["b_weight" in d for d in ds], bool)
+    has_split = has_I | has_W
+    bI, okI = _int_column([d.get("b_input", 1) for d in ds])
+    bW, okW = _int_column([d.get("b_weight", 1) for d in ds])
+    bs = [d.get("b") for d in ds]
+    b_given = np.array([x is not None for x in bs], bool)
+    b, okb = _int_column([2 if x is None else x for x in bs])
+    split_ok = okI & okW & has_I & has_W & (~b_given | (okb & (b == bI + bW)))
+    b = np.where(has_split, bI + bW, b)
+    bI = np.where(has_split, bI, 0)
+    bW = np.where(has_split, bW, 0)
+    L = LIMITS
+    ok = (okP & okm & okv & okf & okK & okpl & np.where(has_split, split_ok, okb)
+          & (P <= L["P"]) & (v <= L["v"]) & (m <= L["m"]) & (K <= L["K"])
+          & (np.maximum(np.maximum(f, b), np.maximum(bI, bW)) <= L["duration"]))
+    fields = np.stack([P, m, K, v, vshape.astype(np.int64), f, b, bI, bW], 1)
+    return rows[ok], fields[ok]
+
+
 def _checked(r: Rows) -> np.ndarray:
     """Rows in a checked range of :mod:`pipebounds.certify` (T3 = OPT at ``K = 1``)."""
     base = (r.v == 1) & (r.K == 1)
@@ -104,10 +160,52 @@ def _instance_text(P, m, K, v, vshape, f, b, bI, bW) -> str:
     return f'{{"P": {P}, "m": {m}, "K": {Ks}, "v": {v}, "placement": "{pl}", "f": {f}, "b": {b}}}'
 
 
+def _terms_text(res) -> list[str]:
+    """Per row of ``res`` (:class:`bounds.batch.Result`), the JSON text of its terms list
+    (without brackets): each distinct value of a term is written once, then gathered per row."""
+    out: list = [None] * res.num.shape[0]
+    cache: dict = {}
+    for g in res.groups:
+        cols = []
+        for j, nm in enumerate(g.names):
+            head = f'{{"name": "{nm}", "id": "{TERM_IDS[nm]}", "value": '
+            mk = g.mask[:, j]
+            if not mk.any():
+                continue
+            if (g.den[:, j] == 1).all():
+                u_num, inv = np.unique(g.num[:, j], return_inverse=True)
+                pairs = zip(u_num.tolist(), [1] * u_num.size)
+            else:
+                u_nd, inv = np.unique(np.stack([g.num[:, j], g.den[:, j]], 1), axis=0,
+                                      return_inverse=True)
+                pairs = map(tuple, u_nd.tolist())
+            texts = np.empty(inv.max() + 2, dtype=object)
+            for u, key in enumerate(pairs):
+                txt = cache.get((nm, key))
+                if txt is None:
+                    txt = cache[(nm, key)] = f'{head}{_num(*key, "value_exact")}}}, '
+                texts[u] = txt
+            texts[-1] = ""
+            cols.append(texts[np.where(mk, inv.reshape(-1), -1)].tolist())
+        for row, txt in zip(g.idx.tolist(), map("".join, zip(*cols))):
+            out[row] = txt[:-2]
+    return out
+
+
 def slow_line(line: bytes, lineno: int, report: Callable) -> dict:
     """One line through the per-instance path, with the reader and messages of
     :func:`pipebounds.cli.common.batch_results` (limits, types, any fault on its own line)."""
     return batch_result(*read_batch_line(line, lineno), report)
+
+
+def _number_texts(num: np.ndarray, den: np.ndarray) -> tuple[list, list]:
+    """Per row, the JSON number and the exact string of ``num / den`` (reduced)."""
+    value = list(map(str, num.tolist()))
+    exact = value.copy()
+    for k in np.flatnonzero(den != 1).tolist():
+        n, d = int(num[k]), int(den[k])
+        value[k], exact[k] = json.dumps(n / d), f"{n}/{d}"
+    return value, exact
 
 
 def batch_bound_json(data: bytes, report: Callable) -> str:
@@ -120,56 +218,65 @@ def batch_bound_json(data: bytes, report: Callable) -> str:
         raws = None
     if raws is not None and len(raws) != len(lines):
         raws = None  # a line held several values (a comma inside): line by line
-    fast_idx, fields = [], []
-    out: list[Optional[str]] = [None] * len(lines)
-    for i, (k, ln) in enumerate(lines):
-        if raws is None:
+    if raws is None:
+        raws = []
+        for _, ln in lines:
             try:
-                raw = json.loads(ln)
+                raws.append(json.loads(ln))
             except Exception:  # noqa: BLE001 - the per-instance reader names the fault
-                raw = None
-        else:
-            raw = raws[i]
+                raws.append(None)
+    out: list[Optional[str]] = [None] * len(lines)
+    vec_rows, vec_fields = _fast_columns(raws)
+    taken = np.zeros(len(lines), bool)
+    taken[vec_rows] = True
+    fast_idx, more = vec_rows.tolist(), []
+    for i in np.flatnonzero(~taken).tolist():
+        raw = raws[i]
         fl = _fast_fields(raw) if raw is not None else None
         if fl is None:
-            out[i] = json.dumps(jsonable(slow_line(ln, k, report)))
+            out[i] = json.dumps(jsonable(slow_line(lines[i][1], lines[i][0], report)))
         else:
             fast_idx.append(i)
-            fields.append(fl)
-    if fields:
-        cols = np.array(fields, dtype=np.int64)
-        r = Rows(*(cols[:, j] for j in range(4)), cols[:, 4].astype(bool) & (cols[:, 3] > 1),
-                 *(cols[:, j] for j in range(5, 9)))
-        res = lower_bounds(r)
-        checked = _checked(r).tolist()
-        nums, dens = res.num.tolist(), res.den.tolist()
-        in_table = table_sizes()
-        term_text: dict = {}
-        for k, i in enumerate(fast_idx):
-            fl = fields[k]
-            n, d = nums[k], dens[k]
-            basis, opt = None, None
-            if res.theorem[k] is not None:
-                basis, opt = "theorem", (n, d)
-            elif checked[k]:
-                basis, opt = "checked", (n, d)
-            elif (fl[0], fl[1]) in in_table:
-                known = optimum_by_int_key(*int_key(*fl))
-                if known is not None:
-                    basis, opt = "table", (known.numerator, known.denominator)
-            exact = opt is not None and opt == (n, d)
-            parts = []
-            for t in res.terms[k]:
-                txt = term_text.get(t)
-                if txt is None:
-                    nm, a, b_ = t
-                    txt = term_text[t] = (f'{{"name": "{nm}", "id": "{TERM_IDS[nm]}", "value": '
-                                          f'{_num(a, b_, "value_exact")}}}')
-                parts.append(txt)
-            out[i] = (f'{{"instance": {_instance_text(*fl)}, "lower_bound": '
-                      f'{_num(n, d, "lower_bound_exact")}, '
-                      f'"exact": {"true" if exact else "false"}, '
-                      f'"exact_basis": {_BASIS[basis] if exact else "null"}, '
-                      f'"optimum": {_OPT_NULL if opt is None else _num(*opt, "optimum_exact")}, '
-                      f'"optimum_basis": {_BASIS[basis]}, "terms": [{", ".join(parts)}]}}')
+            more.append(fl)
+    if not fast_idx:
+        return "[" + ", ".join(out) + "]"  # type: ignore[arg-type]
+    cols = (np.concatenate([vec_fields, np.array(more, dtype=np.int64)]) if more
+            else vec_fields)
+    fields = cols.tolist()
+    r = Rows(*(cols[:, j] for j in range(4)), cols[:, 4].astype(bool) & (cols[:, 3] > 1),
+             *(cols[:, j] for j in range(5, 9)))
+    res = lower_bounds(r)
+    terms = _terms_text(res)
+    lb_value, lb_exact = _number_texts(res.num, res.den)
+    # the basis of a known optimum: a theorem's exact case, a checked range, the table
+    basis = np.full(len(fields), "null", dtype=object)
+    basis[_checked(r)] = '"checked"'
+    basis[np.not_equal(res.theorem, None)] = '"theorem"'
+    opt_text = np.full(len(fields), None, dtype=object)
+    exact = basis != "null"
+    sizes = np.array(sorted(P * (1 << 21) + m for P, m in table_sizes()), dtype=np.int64)
+    look = np.flatnonzero(~exact & np.isin(r.P * (1 << 21) + r.m, sizes))
+    for k in look.tolist():
+        known = optimum_by_int_key(*int_key(*fields[k]))
+        if known is not None:
+            basis[k] = '"table"'
+            opt_text[k] = _num(known.numerator, known.denominator, "optimum_exact")
+            exact[k] = known == Fraction(lb_exact[k])
+    basis_l, exact_l, opt_l = basis.tolist(), exact.tolist(), opt_text.tolist()
+    for k, i in enumerate(fast_idx):
+        P, m, K, v, vs, f, b, bI, bW = fields[k]
+        Ks = "null" if K == 0 else K
+        pl = "vshape" if vs else "looped"
+        durs = (f'"b_input": {bI}, "b_weight": {bW}, "b": {b}' if bI else f'"b": {b}')
+        bs, ex = basis_l[k], exact_l[k]
+        opt = opt_l[k]
+        if opt is None:
+            opt = (f'{lb_value[k]}, "optimum_exact": "{lb_exact[k]}"' if bs != "null"
+                   else _OPT_NULL)
+        out[i] = (f'{{"instance": {{"P": {P}, "m": {m}, "K": {Ks}, "v": {v}, "placement": '
+                  f'"{pl}", "f": {f}, {durs}}}, "lower_bound": {lb_value[k]}, '
+                  f'"lower_bound_exact": "{lb_exact[k]}", '
+                  f'"exact": {"true" if ex else "false"}, '
+                  f'"exact_basis": {bs if ex else "null"}, "optimum": {opt}, '
+                  f'"optimum_basis": {bs}, "terms": [{terms[k]}]}}')
     return "[" + ", ".join(out) + "]"  # type: ignore[arg-type]
