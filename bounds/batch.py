@@ -262,7 +262,6 @@ def _gpu_subset(types, m, durations):
     ``a + m w``), then evaluated for every row's ``m``."""
     n = max(len(t) for t in types)
     rows = m.shape[0]
-    Pn = len(types)
     zero = np.zeros(rows, np.int64)
     valid = np.array([[i < len(ts) for i in range(n)] for ts in types], bool)
     H, T, D = (np.array([[_column(ts[i][c], rows) if i < len(ts) else zero
