@@ -18,6 +18,7 @@ candidate points. Cost: ``O(rows * P * n^3)`` for MW1 (``n`` op types per GPU) a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -161,7 +162,41 @@ def _single_wave(r: Rows) -> list[Term]:
             m, np.maximum(P - q - 1, 0) * (f + bc), f, m))
         exact = t3 & ((P <= 2) | (split & ((m - 2) * f <= bI)))
         terms.append(Term("single_slot", t3, val, one, exact))
+        t3d = t3 & fused
+        if t3d.any():
+            terms.append(Term("single_slot_coupled", t3d, _coupled(r, t3d, val), one, one < 0))
     return terms
+
+
+def _coupled(r: Rows, rows: np.ndarray, t3: np.ndarray) -> np.ndarray:
+    """T3d (:func:`bounds.single_wave.coupled_slot_value`): T3 except on the rows where some
+    adjacent pair passes the gate (``p u + min Λ⁻_p > T3`` for both GPUs of the pair, evaluated
+    here over all rows); those few rows go through the per-instance evaluation."""
+    from schedules.instance import Instance
+
+    from .single_wave import coupled_slot_value
+
+    P, m, f, b = r.P, r.m, r.f, r.b
+    u = f + b
+    ok = rows & (m >= 2)
+    mm = np.maximum(m - 1, 1)
+
+    def minus(q):  # q u + min_x Λ⁻_q(x) (single_slot_minus)
+        return q * u + m * u + f + _min_waste(mm, np.maximum(P - q - 1, 0) * u, f, mm)
+
+    gate = np.zeros(P.shape, dtype=bool)
+    prev = minus(0) > t3
+    for q in range(1, int(P.max()) if P.size else 0):
+        cur = minus(q) > t3
+        gate |= ok & (P > q) & prev & cur
+        prev = cur
+    out = t3.copy()
+    for k in np.flatnonzero(gate).tolist():
+        inst = Instance(P=int(P[k]), m=int(m[k]), K=1, f=Fraction(int(f[k])),
+                        b=Fraction(int(b[k])))
+        val = coupled_slot_value(inst, Fraction(int(t3[k])))
+        out[k] = int(val)
+    return out
 
 
 # --------------------------------------------------------------------------- multi wave

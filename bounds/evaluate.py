@@ -36,6 +36,7 @@ Value = Union[int, Fraction]
 TERM_IDS: dict[str, str] = {
     "work": "T0", "critical_path": "T0",
     "fill_drain": "T1", "memory_time": "T2", "single_slot": "T3",
+    "single_slot_coupled": "T3d",
     "split_drain": "S1", "split_first_input": "S2", "split_memory_time": "S3",
     "mw_gpu_subset": "MW1", "mw_fill_drain": "MW2", "mw_last_stage": "MW3",
     "mw_vshape_pair": "MW4", "mw_looped_opt": "MW5", "mw_vshape_opt": "MW6",

@@ -358,6 +358,155 @@ def single_slot_exact(inst: Instance) -> bool:
     return inst.P <= 2 or single_group_split_exact(inst)
 
 
+# --------------------------------------------------------------------------- T3d coupled slot
+def pour_waste(f_, y, classes):
+    """``min sum_i max(0, G_i - a_i f)`` over integers ``a_i >= 0`` with ``sum a_i <= y``, for
+    holds given as ``classes = [(G, count), ...]`` (``G >= 0``): Lemma L5 with several gaps.
+    The saving of a hold's ``t``-th forward is ``f`` for ``t < floor(G/f)``, then ``G mod f``,
+    then 0 (non-increasing), so the ``y`` largest savings over all holds are the best choice:
+    all the ``f`` savings first, then the remainders from the largest down. Exact for ints and
+    Fractions; ``O(len(classes))``."""
+    total = 0
+    n_full = 0
+    rests = []
+    for G, cnt in classes:
+        if cnt <= 0:
+            continue
+        k = G // f_
+        total += cnt * G
+        n_full += cnt * k
+        if G - k * f_ > 0:
+            rests.append((G - k * f_, cnt))
+    take = min(y, n_full)
+    save = f_ * take
+    left = y - take
+    for r, cnt in sorted(rests, reverse=True):
+        if left <= 0:
+            break
+        t = min(left, cnt)
+        save += r * t
+        left -= t
+    return total - save
+
+
+def _breakpoint_min(n, G, f_, xmax):
+    """``min_{0 <= x <= xmax} single_slot_waste(n, G, f, x)`` at the ends and the floors and
+    ceilings of the breakpoints ``n/(κ+2)``, ``n/(κ+1)`` (Lemma L6: convex, piecewise linear)."""
+    c = G // f_
+    cands = {0, xmax, n // (c + 2), -(-n // (c + 2)), n // (c + 1), -(-n // (c + 1))}
+    return min(single_slot_waste(n, G, f_, max(0, min(xmax, xx))) for xx in cands)
+
+
+def single_slot_minus(inst: Instance, gpu: int) -> Optional[Fraction]:
+    """``gpu u + min_x Λ⁻(x)``: T3's term of GPU ``gpu`` when one of its free forwards lies in
+    no kept hold (``sum a_i <= y - 1``; needs ``m >= 1`` free forward, so ``x <= m - 1``):
+    ``Λ⁻(x) = m u + f + waste(m - 1, G, f, x)`` (fused, ``K = 1``). None when ``m = 1``."""
+    m_ = inst.m
+    if m_ < 2:
+        return None
+    u_ = inst.f + inst.b
+    G = (inst.P - gpu - 1) * u_
+    return gpu * u_ + m_ * u_ + inst.f + _breakpoint_min(m_ - 1, G, inst.f, m_ - 1)
+
+
+def _lam(m_, u_, f_, x_, y_budget, classes):
+    return m_ * u_ + (m_ - x_) * f_ + pour_waste(f_, y_budget, classes)
+
+
+def _level_set(m_, u_, f_, G, base, cap):
+    """The ``x`` in ``[1, m]`` with ``base + Λ(x) < cap`` (T3's ``Λ`` of a GPU with gap ``G``):
+    an interval, ``Λ`` being convex (L6's slopes ``-f <= ρ(κ+2) - f <= G``); walked outward
+    from the minimiser."""
+    best = min(range(1, m_ + 1) if m_ <= 8 else
+               {max(1, min(m_, xx)) for xx in (1, m_, m_ // (G // f_ + 2),
+                                                 -(-m_ // (G // f_ + 2)), m_ // (G // f_ + 1),
+                                                 -(-m_ // (G // f_ + 1)))},
+               key=lambda xx: _lam(m_, u_, f_, xx, m_ - xx, [(G, xx)]))
+    out = []
+    for step in (-1, 1):
+        xx = best if step == -1 else best + 1
+        while 1 <= xx <= m_ and base + _lam(m_, u_, f_, xx, m_ - xx, [(G, xx)]) < cap:
+            out.append(xx)
+            xx += step
+    return out
+
+
+def coupled_pair_value(inst: Instance, gpu: int, t3: Optional[Fraction] = None) -> Fraction:
+    """T3d for the adjacent GPUs ``p = gpu`` and ``q = gpu + 1`` (fused, ``K = 1``, ``v = 1``,
+    ``m >= 2``; docs/theory.md, A.6 Theorem 3d): the least of its three cases,
+
+    * p's first op is a free forward: ``max(p u + min Λ⁻_p, q u + min Λ_q)``;
+    * p's first op is a kept ``F(k, p)`` and ``F(k, q)`` is a free forward in no kept hold of
+      ``q``: ``max(p u + min Λ_p, q u + min Λ⁻_q)``;
+    * ``F(k, p)`` kept and ``F(k, q)`` in a kept hold of ``q`` whose smallest number of free
+      forwards is ``α``: ``min_α max(p u + Π(α), q u + Θ(α))`` with
+      ``Π(α) = min_x [m u + y f + pour(x - 1 holds of gap G_p, one of gap max(G_p, u + α f); y)]``
+      and ``Θ(α) = min_{x: x α <= y} [m u + y f + g + pour(x - 1 holds of gap g; y - x α)]``,
+      ``g = max(0, G_q - α f)``.
+
+    The third case is evaluated only below the least of the first two (``cap``): the minimum of
+    valid bounds with any cap not above a valid bound is still a valid bound."""
+    f_, b_, m_, P_ = inst.f, inst.b, inst.m, inst.P
+    u_ = f_ + b_
+    p_, q_ = gpu, gpu + 1
+    Gp, Gq = (P_ - p_ - 1) * u_, (P_ - q_ - 1) * u_
+    tp = single_slot_gpu_value(inst, p_)
+    tq = single_slot_gpu_value(inst, q_)
+    mp, mq = single_slot_minus(inst, p_), single_slot_minus(inst, q_)
+    assert mp is not None and mq is not None
+    cap = min(max(mp, tq), max(tp, mq))
+    if t3 is not None and cap <= t3:
+        return cap
+    Xp = _level_set(m_, u_, f_, Gp, p_ * u_, cap)
+    Xq = _level_set(m_, u_, f_, Gq, q_ * u_, cap)
+    best = cap
+    for alpha in range(m_):
+        G1 = max(Gp, u_ + alpha * f_)
+        pv = min((p_ * u_ + _lam(m_, u_, f_, xx, m_ - xx, [(Gp, xx - 1), (G1, 1)])
+                  for xx in Xp), default=cap)
+        if pv >= best:
+            break  # Π is non-decreasing in α: no later α goes below ``best``
+        g = max(0, Gq - alpha * f_)
+        qv = min((q_ * u_ + _lam(m_, u_, f_, xx, m_ - xx - xx * alpha, [(g, xx - 1)]) + g
+                  for xx in Xq if xx * alpha <= m_ - xx), default=cap)
+        best = min(best, max(pv, qv))
+    return best
+
+
+def coupled_gate(inst: Instance, gpu: int, t3: Fraction) -> bool:
+    """Whether the pair ``(gpu, gpu + 1)`` can raise T3d above T3: both first cases above T3
+    (T3d's pair value is at most their least, and ``q u + min Λ_q``, ``p u + min Λ_p`` are at
+    most T3), i.e. ``p u + min Λ⁻_p > T3`` and ``q u + min Λ⁻_q > T3``."""
+    mp, mq = single_slot_minus(inst, gpu), single_slot_minus(inst, gpu + 1)
+    if mp is None or mq is None:
+        return False
+    return mp > t3 and mq > t3
+
+
+def coupled_slot_value(inst: Instance, t3: Optional[Fraction] = None) -> Fraction:
+    """T3d (fused, ``K = 1``, ``v = 1``): ``max(T3, max_p pair(p, p + 1))``, the pair value of
+    :func:`coupled_pair_value` over the adjacent GPUs where :func:`coupled_gate` holds
+    (``t3``: T3's value when already computed).
+
+    >>> coupled_slot_value(Instance(P=3, m=12, K=1, f=5, b=3))
+    Fraction(146, 1)
+    >>> coupled_slot_value(Instance(P=3, m=4, K=1, f=3, b=2))
+    Fraction(34, 1)
+    """
+    if inst.split or inst.K != 1 or inst.v != 1:
+        raise ValueError("T3d is stated for fused backward, K = 1, v = 1")
+    if t3 is None:
+        t3 = single_slot_value(inst)
+    out = t3
+    if inst.m < 2:
+        return out
+    minus = [single_slot_minus(inst, g) for g in range(inst.P)]
+    for q in range(inst.P - 1):
+        if minus[q] > t3 and minus[q + 1] > t3:  # coupled_gate
+            out = max(out, coupled_pair_value(inst, q, t3))
+    return out
+
+
 # --------------------------------------------------------------------------- the hook
 def terms(inst: Instance) -> list[Term]:
     """The single-wave terms for ``inst`` (``v = 1``): ``(name, exact value, exact?)``.
@@ -378,7 +527,9 @@ def terms(inst: Instance) -> list[Term]:
         if inst.K is not None and inst.K < inst.P:
             out.append(("memory_time", memory_time_value(inst), False))
         if inst.K == 1:
-            out.append(("single_slot", single_slot_value(inst), single_slot_exact(inst)))
+            t3 = single_slot_value(inst)
+            out.append(("single_slot", t3, single_slot_exact(inst)))
+            out.append(("single_slot_coupled", coupled_slot_value(inst, t3), False))
     else:
         out.append(("split_drain", split_drain_value(inst), False))
         out.append(("split_first_input", split_first_input_value(inst), False))
@@ -397,5 +548,6 @@ __all__ = [
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
     "split_memory_time_value", "nonbinding_memory",
     "single_slot_exact", "single_slot_waste", "single_group_exact",
-    "single_group_split_exact", "terms", "p", "x",
+    "single_group_split_exact", "terms", "p", "x", "pour_waste", "single_slot_minus",
+    "coupled_pair_value", "coupled_gate", "coupled_slot_value",
 ]

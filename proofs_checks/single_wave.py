@@ -772,3 +772,87 @@ def single_microbatch_chain(ctx: Context) -> CheckResult:
                 fails.append(inst.to_dict())
     return CheckResult(n, not fails, Fraction(1) if not fails else None,
                        f"first failure {fails[0]}" if fails else "chain = T0 = OPT")
+
+
+K1_QUESTION = "data/k1_question.jsonl"
+COUNTEREXAMPLE = (3, 12, 5, 3)  # P, m, f, b: T3 = 144 < OPT = 146 (docs/theory.md, T3 gap)
+
+
+@check("T3d coupled single slot (valid: <= every independent optimum; = OPT at P=3 m=12 f=5 "
+       "b=3; never above T3 where T3 = OPT is certified)", theorems=("T3d",), kind="exhaustive",
+       range={"quick": "every independent K=1 fused v=1 row of data/optima.jsonl; every row of "
+                       "data/k1_question.jsonl; solved: K=1, P <= 3, m <= 5, (f,b) in 5 pairs",
+              "full": "the same rows; solved: K=1, P <= 4, m <= 8, f, b in {1..5} coprime"})
+def coupled_slot_valid(ctx: Context) -> CheckResult:
+    """T3d (``bounds.single_wave.coupled_slot_value``) against optima proven without any bound:
+    ``T3d <= OPT`` on every independent fused ``K = 1``, ``v = 1`` row of data/optima.jsonl and
+    ``T3d = OPT`` on the counterexample row (which must be present); on every row of
+    data/k1_question.jsonl certified by a construction (a schedule of makespan T3, so T3 = OPT)
+    ``T3d = T3``, and on the others ``T3d <=`` the best makespan found; and ``T3d <= OPT`` on
+    instances solved here by :func:`schedules.search.solve` with ``use_theory=False``."""
+    import json
+    from math import gcd
+    from pathlib import Path
+
+    from bounds.single_wave import coupled_slot_value, single_slot_value
+    from schedules import Instance
+
+    from .table import optima_rows
+
+    fails: list[str] = []
+    fired: list[str] = []
+    n = 0
+    worst = Fraction(1)
+    cex_seen = False
+    for inst, opt in optima_rows(lambda i: i.v == 1 and i.K == 1 and not i.split and not i.c):
+        n += 1
+        val = coupled_slot_value(inst)
+        worst = max(worst, opt / val)
+        if val > opt:
+            fails.append(f"T3d {val} > OPT {opt}: {inst.to_dict()}")
+        if val > single_slot_value(inst):
+            fired.append(f"P={inst.P} m={inst.m} f={inst.f} b={inst.b}: T3d {val}, OPT {opt}")
+        if (inst.P, inst.m, inst.f, inst.b) == COUNTEREXAMPLE:
+            cex_seen = True
+            if val != opt:
+                fails.append(f"T3d {val} != OPT {opt} on the counterexample {COUNTEREXAMPLE}")
+    if not cex_seen:
+        fails.append(f"no independent optimum of {COUNTEREXAMPLE} in data/optima.jsonl")
+    root = Path(__file__).resolve().parent.parent
+    k1 = [json.loads(line) for line in (root / K1_QUESTION).read_text().splitlines() if line]
+    for row in k1:
+        n += 1
+        inst = Instance(P=row["P"], m=row["m"], K=1, f=row["f"], b=row["b"])
+        val, t3 = coupled_slot_value(inst), single_slot_value(inst)
+        if t3 != Fraction(row["t3"]):
+            fails.append(f"T3 {t3} != the recorded {row['t3']}: {row}")
+        if row["certified"] and val != t3:
+            fails.append(f"T3d {val} != T3 {t3} where T3 = OPT is certified: {row}")
+        if row.get("opt") is not None and val > Fraction(row["opt"]):
+            fails.append(f"T3d {val} above a schedule of makespan {row['opt']}: {row}")
+    full = ctx.mode == "full"
+    if full:
+        pairs = [(a, c) for a in range(1, 6) for c in range(1, 6) if gcd(a, c) == 1]
+        insts = _fused(range(2, 5), range(2, 9), pairs, Ks=[1])
+        tl = 120.0
+    else:
+        insts = _fused(range(2, 4), range(2, 6), PAIRS_QUICK, Ks=[1])
+        tl = 20.0
+    rows = _run(ctx, [(i, tl) for i in insts])
+    solved = 0
+    for r in rows:
+        opt = _closed(r)
+        val = r["terms"]["single_slot_coupled"]
+        if opt is None:
+            if r["opt"] is not None and r["opt"] < val:
+                fails.append(f"incumbent {r['opt']} below T3d {val}: {r['instance']}")
+            continue
+        solved += 1
+        worst = max(worst, opt / val)
+        if val > opt:
+            fails.append(f"T3d {val} > OPT {opt} (solved): {r['instance']}")
+    n += len(rows)
+    detail = (fails[0] if fails else
+              f"{n} instances ({solved} of {len(rows)} solved here); T3d > T3 on "
+              f"{len(fired)} table rows: " + ("; ".join(fired[:3]) or "none"))
+    return CheckResult(n, not fails, worst, detail)
