@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "evidence.md"
 K1_SWEEP = ROOT / "data" / "k1_question.jsonl"
+K1_DECISION = ROOT / "data" / "k1_decision.jsonl"
 
 
 def _fmt(x) -> str:
@@ -175,30 +176,93 @@ def k1_section() -> list[str]:
         out.append(f"| {P} | " + " | ".join(
             (f"{by[(P, m)][1]}/{by[(P, m)][0]}" if by[(P, m)][0] else "") for m in ms) + " |")
     misses = [r for r in rows if not r["certified"]]
+    decided = _k1_decisions()
     out += ["", f"{len(rows)} instances, {len(rows) - len(misses)} certified. The others, "
             "given to CP-SAT without any bound of `bounds/` (`use_theory=False`; time limit "
-            "240 s unless a `time_limit` is recorded; one worker):", ""]
+            "240 s unless a `time_limit` is recorded; one worker), with T3d (the coupled "
+            "single-slot bound, docs/theory.md A.6, a proven lower bound) and any decision run "
+            "\"makespan ≤ T3\" of data/k1_decision.jsonl:", ""]
+    cex, n_open, n_t3 = [], [], len(rows) - len(misses)
     if misses:
-        out += ["| P | m | f | b | T3 | CP-SAT status | best makespan | engine lower bound | "
-                "s | verdict |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        out += ["| P | m | f | b | T3 | T3d | CP-SAT status | best makespan | engine lower "
+                "bound | s | decision | verdict |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in misses:
-            t3 = Fraction(r["t3"])
-            best = None if r.get("opt") is None else Fraction(r["opt"])
-            verdict = ("T3 = OPT (schedule of makespan T3; T3 is a proven bound)"
-                       if best == t3 else
-                       "T3 < OPT (counterexample)" if r.get("status") == "optimal" else
-                       "open")
+            v = _k1_verdict(r, decided.get((r["P"], r["m"], r["f"], r["b"])))
+            key, verdict, t3d, dec = v
+            if key == "cex":
+                cex.append(r)
+            elif key == "open":
+                n_open.append(r)
+            else:
+                n_t3 += 1
             out.append(f"| {r['P']} | {r['m']} | {r['f']} | {r['b']} | {r['t3']} | "
-                       f"{r.get('status')} | {r.get('opt')} | {r.get('lower')} | "
-                       f"{r.get('engine_seconds')} | {verdict} |")
-        n_open = sum(1 for r in misses if r.get("status") != "optimal"
-                     and r.get("opt") != r["t3"])
-        n_cex = sum(1 for r in misses if r.get("status") == "optimal" and r.get("opt") != r["t3"])
-        out += ["", f"Verdict on this range: {n_cex} counterexamples with `f ≤ b`; "
-                    f"{len(rows) - n_open - n_cex} instances with T3 = OPT proven (construction "
-                    f"or a CP-SAT schedule of makespan T3); {n_open} open (best known above T3, "
-                    "not proven optimal)."]
+                       f"{_fmt(t3d)} | {r.get('status')} | {r.get('opt')} | {r.get('lower')} | "
+                       f"{r.get('engine_seconds')} | {dec} | {verdict} |")
+    out += ["", f"Verdict on this range: {len(cex)} counterexamples with `f ≤ b`; {n_t3} "
+                "instances with T3 = OPT proven (construction, or a schedule of makespan T3); "
+                f"{len(n_open)} open (best known above T3, not proven optimal)."]
+    if cex:
+        small = min(cex, key=lambda r: (r["P"] * r["m"], r["P"], r["m"], r["b"], r["f"]))
+        out += ["", "**The `K = 1`, `f ≤ b` question: T3 is not exact for every size.** "
+                f"Smallest counterexample on this range (order: `P·m`, then `P`, `m`): "
+                f"`P = {small['P']}, m = {small['m']}, f = {small['f']}, b = {small['b']}`."]
+    elif n_open:
+        out += ["", "**The `K = 1`, `f ≤ b` question: open.** No counterexample with `f ≤ b` "
+                "on this range, and T3 = OPT is not proven on: " + "; ".join(
+                    f"`P = {r['P']}, m = {r['m']}, f = {r['f']}, b = {r['b']}` (T3 = {r['t3']}, "
+                    f"best known {r.get('opt')})" for r in n_open) + ". T3d does not rise above "
+                "T3 there."]
+    else:
+        out += ["", "**The `K = 1`, `f ≤ b` question on this range: T3 = OPT on every "
+                "instance.**"]
     return out + [""]
+
+
+def _k1_decisions() -> dict:
+    """The last decision run (benchmarks/k1_decision.py) per instance, if any."""
+    out: dict = {}
+    if K1_DECISION.exists():
+        for x in K1_DECISION.read_text().splitlines():
+            if x.strip():
+                r = json.loads(x)
+                out[(r["P"], r["m"], r["f"], r["b"])] = r
+    return out
+
+
+def _k1_verdict(r: dict, dec) -> tuple:
+    """``(kind, verdict, T3d, decision)`` for a sweep row that the construction missed: kind
+    ``cex`` (OPT > T3 proven: an optimal status above T3, T3d above T3, or the decision
+    "makespan <= T3" infeasible), ``t3`` (a schedule of makespan T3) or ``open``."""
+    from bounds.single_wave import coupled_slot_value
+    from schedules import Instance
+
+    t3 = Fraction(r["t3"])
+    t3d = coupled_slot_value(Instance(P=r["P"], m=r["m"], K=1, f=r["f"], b=r["b"]))
+    best = None if r.get("opt") is None else Fraction(r["opt"])
+    dstat = None if dec is None else dec.get("status")
+    dtext = "—" if dec is None else f"{dstat} ({dec.get('seconds')} s)"
+    if r.get("schedule"):  # a recorded orders document: re-simulate it here
+        from schedules import simulate
+        from schedules.io import schedule_from_document
+
+        doc = json.loads((ROOT / r["schedule"]).read_text())
+        sim = simulate(schedule_from_document(doc))
+        if not (sim.valid and max(sim.peak_memory) <= 1 and sim.makespan == best):
+            raise ValueError(f"{r['schedule']} does not simulate to a valid K = 1 schedule of "
+                             f"makespan {best}")
+        if best == t3:
+            return ("t3", f"T3 = OPT (`{r['schedule']}`, re-simulated here: makespan T3)", t3d,
+                    dtext)
+    if best == t3 or dstat == "feasible":
+        return "t3", "T3 = OPT (schedule of makespan T3; T3 is a proven bound)", t3d, dtext
+    if r.get("status") == "optimal" and best is not None and best > t3:
+        return "cex", f"T3 < OPT = {best} (counterexample)", t3d, dtext
+    if t3d > t3:
+        return "cex", "T3 < T3d ≤ OPT (counterexample)", t3d, dtext
+    if dstat == "infeasible":
+        return "cex", "T3 < OPT (no schedule of makespan ≤ T3; counterexample)", t3d, dtext
+    return "open", "open", t3d, dtext
 
 
 def s1_section() -> list[str]:
