@@ -25,11 +25,8 @@ Example
 
 from __future__ import annotations
 
-import numbers
 import operator
-import re
 from dataclasses import dataclass, field
-from decimal import Decimal
 from fractions import Fraction
 from math import lcm
 from typing import TYPE_CHECKING, Optional, Union
@@ -37,7 +34,8 @@ from typing import TYPE_CHECKING, Optional, Union
 if TYPE_CHECKING:
     from .memory import MemoryModel
 
-from .limits import (DOCS, LimitError, MAX_NUMBER_DIGITS, MAX_TIME_UNITS, check_limit)
+from .limits import DOCS, LimitError, MAX_TIME_UNITS, check_limit
+from .numbers import read_fraction, read_whole, show
 
 Number = Union[int, Fraction, str, float]
 
@@ -56,120 +54,16 @@ def _limit(name: str, value, what: str) -> None:
     check_limit(name, value, what, InstanceLimitError)
 
 
-_INT_TEXT = re.compile(r"\s*([+-]?)([0-9]+)\s*\Z")
-_FRACTION_TEXT = re.compile(r"\s*([+-]?)([0-9]+)\s*/\s*([0-9]+)\s*\Z")
-_DECIMAL_TEXT = re.compile(r"\s*([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,12}))?\s*\Z")
-_BIG = 10 ** MAX_NUMBER_DIGITS  # an integer of MAX_NUMBER_DIGITS + 1 digits
-
-
-def _digits_limit(name: str, digits: int) -> None:
-    if digits > MAX_NUMBER_DIGITS:
-        raise InstanceLimitError(f"{name}: a number with {digits} digits is above the limit "
-                                f"MAX_NUMBER_DIGITS = {MAX_NUMBER_DIGITS} "
-                                f"({DOCS})")
-
-
-def _bounded_int(n: int, name: str) -> int:
-    if -_BIG < n < _BIG:
-        return n
-    _digits_limit(name, MAX_NUMBER_DIGITS + 1 if n.bit_length() > 60000
-                  else len(str(abs(n))))
-    return n
-
-
-def _fraction_from_text(text: str, name: str) -> Fraction:
-    """Exact value of ``"7"``, ``"3/2"``, ``"1.5"``, ``"2e3"``, digits bounded *before* computing."""
-    if len(text) > 4 * MAX_NUMBER_DIGITS:
-        _digits_limit(name, len(text))
-    m = _FRACTION_TEXT.match(text)
-    if m:
-        sign, p, q = m.groups()
-        _digits_limit(name, max(len(p.lstrip("0")), len(q.lstrip("0"))))
-        if int(q) == 0:
-            raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {text!r} "
-                                f"(zero denominator)")
-        return Fraction(int(sign + p), int(q))
-    m = _DECIMAL_TEXT.match(text)
-    if m and (m.group(2) or m.group(3)):
-        sign, whole, frac, exp = m.groups()
-        frac = frac or ""
-        digits = (whole + frac).lstrip("0")
-        if not digits:
-            return Fraction(0)
-        shift = (int(exp) if exp else 0) - len(frac)
-        _digits_limit(name, len(digits) + max(shift, 0))
-        _digits_limit(name, max(-shift, 0) + 1)
-        value = Fraction(int(digits) * 10 ** max(shift, 0), 10 ** max(-shift, 0))
-        return -value if sign == "-" else value
-    raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {show(text)}")
-
-
 def to_fraction(value: Number, name: str) -> Fraction:
-    """Parse ``value`` into an exact Fraction, naming ``name`` on error.
-
-    Accepted: ints (not bools), Fractions, decimal strings ``"7"``, ``"3/2"``, ``"1.5"``,
-    ``"2e3"`` (and ``decimal.Decimal``, which JSON floats are read as), and floats, taken through
-    their shortest decimal string (``1.5``), never silently rounded. Integers, numerators and
-    denominators have at most ``MAX_NUMBER_DIGITS`` digits, checked before the value is
-    computed (``1e100000000`` is refused at once).
-    """
-    if isinstance(value, bool):
-        raise InstanceError(f"{name} must be a number, got {value!r}")
-    if isinstance(value, int):
-        return Fraction(_bounded_int(value, name))
-    if isinstance(value, Fraction):
-        _bounded_int(value.numerator, name)
-        _bounded_int(value.denominator, name)
-        return value
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise InstanceError(f"{name} must be a finite number, got {value!r}")
-        return _fraction_from_text(repr(value), name)
-    if isinstance(value, str):
-        return _fraction_from_text(value, name)
-    if hasattr(type(value), "__index__"):  # numpy integers
-        return Fraction(_bounded_int(operator.index(value), name))
-    if isinstance(value, (Decimal, numbers.Rational)) or type(value).__module__.startswith(
-            ("sympy", "numpy")):
-        return _fraction_from_text(str(value), name)
-    raise InstanceError(f"{name} must be a number such as 2 or 3/2, got {type(value).__name__} "
-                        f"{show(value)}")
+    """Parse ``value`` into an exact Fraction, naming ``name`` on error
+    (:func:`schedules.numbers.read_fraction` with the instance's errors)."""
+    return read_fraction(value, name, InstanceError, InstanceLimitError)
 
 
 def whole_number(value, name: str, minimum: int = 1) -> int:
-    """``value`` as an exact whole number ``>= minimum``, naming ``name`` on error.
-
-    Accepted: ints and numpy integers (not bools), and decimal text such as ``"8"`` (flags). A
-    float, even ``2.0``, is not a whole number here; digits are bounded as in :func:`to_fraction`.
-    """
-    if isinstance(value, bool):
-        raise InstanceError(f"{name} must be a whole number >= {minimum}, got {value!r} "
-                            f"(a boolean)")
-    if isinstance(value, int):
-        n = value
-    elif isinstance(value, str):
-        m = _INT_TEXT.match(value) if len(value) <= 4 * MAX_NUMBER_DIGITS else None
-        if m is None and len(value) > 4 * MAX_NUMBER_DIGITS and value.strip().isdigit():
-            _digits_limit(name, len(value.strip()))
-        if m is None:
-            raise InstanceError(f"{name} must be a whole number >= {minimum}, got {show(value)}")
-        _digits_limit(name, len(m.group(2).lstrip("0")))
-        n = int(m.group(1) + m.group(2))
-    elif hasattr(type(value), "__index__") and not isinstance(value, float):
-        n = operator.index(value)
-    else:
-        raise InstanceError(f"{name} must be a whole number >= {minimum}, got "
-                            f"{type(value).__name__} {show(value)}")
-    n = _bounded_int(n, name)
-    if n < minimum:
-        raise InstanceError(f"{name} must be >= {minimum}, got {n}")
-    return n
-
-
-def show(value, width: int = 60) -> str:
-    """A short printable form of an input value for an error message."""
-    text = str(value) if isinstance(value, Decimal) else repr(value)
-    return text if len(text) <= width else text[:width] + "..."
+    """``value`` as an exact whole number ``>= minimum``, naming ``name`` on error
+    (:func:`schedules.numbers.read_whole` with the instance's errors)."""
+    return read_whole(value, name, minimum, InstanceError, InstanceLimitError)
 
 
 def require(value, expected: type, name: str, where: str) -> None:

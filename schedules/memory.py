@@ -17,7 +17,8 @@ GPU's peak is the largest such level (``M_p`` for an empty order).
 The activation count ``K`` is the case ``a_s = g_s = 1``, ``M_p = 0``, no transients, budget
 ``K`` (:meth:`MemoryModel.counting`).
 
-This module is the model layer: it imports nothing from the project.
+This module is the model layer: it imports only the number reader (:mod:`schedules.numbers`) and
+the limits.
 
 >>> mm = memory_from_json({"activation": [4, 2], "kept_after_input": [1, 1], "budget": 10})
 >>> mm.activation, mm.kept(0), mm.static_of(1), mm.budget
@@ -30,6 +31,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from .limits import LimitError
+from .numbers import read_fraction
+
 TRANSIENT_KINDS = ("F", "B", "I", "W", "R")
 
 
@@ -37,21 +41,12 @@ class MemoryModelError(ValueError):
     """A memory model field is missing, negative or of the wrong length; the message names it."""
 
 
+class MemoryLimitError(MemoryModelError, LimitError):
+    """A memory model number beyond a limit of :mod:`schedules.limits` (digits)."""
+
+
 def _bytes(value, name: str) -> Fraction:
-    if isinstance(value, bool):
-        raise MemoryModelError(f"{name} must be a number of bytes, got {value!r}")
-    try:
-        if isinstance(value, float):
-            x = Fraction(repr(value))
-        elif isinstance(value, (int, Fraction)):
-            x = Fraction(value)
-        elif isinstance(value, str):
-            x = Fraction(value.strip())
-        else:
-            raise TypeError
-    except (ValueError, ZeroDivisionError, TypeError):
-        raise MemoryModelError(f"{name} must be a number of bytes such as 1024 or 3/2, "
-                               f"got {value!r}") from None
+    x = read_fraction(value, name, MemoryModelError, MemoryLimitError)
     if x < 0:
         raise MemoryModelError(f"{name} must be >= 0, got {x}")
     return x

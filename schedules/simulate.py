@@ -214,9 +214,9 @@ def _timing(c: Compiled, table: np.ndarray) -> tuple[np.ndarray, list]:
     (-1 if it never ran); ``blocked`` the ``(gpu, op id, [unfinished predecessors' op ids])``
     where GPUs stopped (empty iff the orders are feasible).
 
-    The pass runs on *compact* ids (only the op kinds the schedule lists), and without the
-    delay or the recompute predecessor when the instance has none: the same arithmetic on
-    fewer and shorter lists.
+    The pass runs on *compact* ids (only the op kinds the schedule lists), and skips the delay
+    and the recompute predecessor when the instance has none: the same arithmetic on fewer and
+    shorter lists.
     """
     inst = c.schedule.instance
     P, m = inst.P, inst.m
@@ -248,63 +248,43 @@ def _timing(c: Compiled, table: np.ndarray) -> tuple[np.ndarray, list]:
     ptr = [0] * P
     tfree = [0] * P
     stack = list(range(P))
-    simple = pred2 is None and lag1 is None
+    lagged, two = lag1 is not None, pred2 is not None
     while stack:
         p = stack.pop()
         seq = seqs[p]
         i = ptr[p]
         t = tfree[p]
         n = len(seq)
-        if simple:                      # one predecessor, no delay
-            while i < n:
-                o = seq[i]
-                a = pred1[o]
-                if a >= 0:
-                    ea = end[a]
-                    if ea < 0:
-                        nxt[p] = head[a]
-                        head[a] = p
-                        break
-                    if ea > t:
-                        t = ea
-                t += dur[o]
-                end[o] = t
-                i += 1
-                w = head[o]
-                while w >= 0:
-                    stack.append(w)
-                    w = nxt[w]
-        else:
-            while i < n:
-                o = seq[i]
-                a = pred1[o]
-                if a >= 0:
-                    ea = end[a]
-                    if ea < 0:
-                        nxt[p] = head[a]
-                        head[a] = p
-                        break
-                    if lag1 is not None:
-                        ea += lag1[o]
-                    if ea > t:
-                        t = ea
-                    if pred2 is not None:
-                        a = pred2[o]
-                        if a >= 0:
-                            ea = end[a]
-                            if ea < 0:
-                                nxt[p] = head[a]
-                                head[a] = p
-                                break
-                            if ea > t:
-                                t = ea
-                t += dur[o]
-                end[o] = t
-                i += 1
-                w = head[o]
-                while w >= 0:
-                    stack.append(w)
-                    w = nxt[w]
+        while i < n:
+            o = seq[i]
+            a = pred1[o]
+            if a >= 0:
+                ea = end[a]
+                if ea < 0:
+                    nxt[p] = head[a]
+                    head[a] = p
+                    break
+                if lagged:
+                    ea += lag1[o]  # type: ignore[index]
+                if ea > t:
+                    t = ea
+                if two:
+                    a = pred2[o]  # type: ignore[index]
+                    if a >= 0:
+                        ea = end[a]
+                        if ea < 0:
+                            nxt[p] = head[a]
+                            head[a] = p
+                            break
+                        if ea > t:
+                            t = ea
+            t += dur[o]
+            end[o] = t
+            i += 1
+            w = head[o]
+            while w >= 0:
+                stack.append(w)
+                w = nxt[w]
         ptr[p] = i
         tfree[p] = t
     blocked = []

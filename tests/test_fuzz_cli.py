@@ -61,6 +61,8 @@ CASES = [
     ("flag_1e100000000", ["bound", "-P", "4", "-m", "8", "-f", "1e100000000"], 2,
      "MAX_NUMBER_DIGITS"),
     ("doc_1e100000000", ["simulate", corpus("duration_1e100000000.json")], 2, "MAX_NUMBER_DIGITS"),
+    ("memory_1e100000000", ["simulate", corpus("memory_1e100000000.json")], 2,
+     "MAX_NUMBER_DIGITS"),
     ("P_true", ["simulate", corpus("P_true.json")], 2, "P must be a whole number"),
     ("K_true", ["simulate", corpus("K_true.json")], 2, "K must be a whole number"),
     ("nan", ["simulate", corpus("nan.json")], 2, "NaN is not a JSON number"),

@@ -24,7 +24,7 @@ from schedules.generators.list_scheduler import list_schedule
 from schedules.generators.vshape_controllable import v_half_memory, v_min_memory
 
 CLI_NAMES = ["gpipe", "1f1b", "interleaved", "looped-bfs", "hanayo", "zb-h1", "zb-h2",
-             "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev"]
+             "zb-2p", "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev"]
 GRID_P = range(1, 9)
 GRID_M = range(1, 25)
 
@@ -105,6 +105,7 @@ def test_other_durations_valid(name):
     ("hanayo", Instance(P=2, m=2, v=2), "vshape"),
     ("zb-h1", Instance(P=2, m=2), "split"),
     ("zb-h2", Instance(P=2, m=2, v=2, b_I=1, b_W=1), "v=1"),
+    ("zb-2p", Instance(P=2, m=2), "split"),
     ("interleaved-zb", Instance(P=2, m=2, v=2), "split"),
     ("zbv", Instance(P=2, m=2, v=3, placement="vshape", b_I=1, b_W=1), "v=2"),
     ("v-half", Instance(P=2, m=2, v=2, placement="vshape"), "split"),
@@ -239,6 +240,28 @@ def test_zb_h2_per_rank_deviation():
         assert per_rank_bubble(res) > expected
 
 
+def test_zb_2p_memory_and_zero_bubble():
+    """ZB-2p: at most 2P live activations on every GPU, any durations; zero per-rank bubble
+    when f = b_I = b_W and m >= 2P (the paper's ZB2P figure)."""
+    for P, m in itertools.product(range(1, 7), range(1, 19)):
+        for dur in ((1, 1, 1), (2, 3, 1), (1, 3, 2), (3, 1, 1)):
+            res = simulate(generate("zb-2p", Instance(P=P, m=m, f=dur[0], b_I=dur[1],
+                                                      b_W=dur[2])))
+            assert res.valid and max(res.peak_memory) <= 2 * P, (P, m, dur)
+            if dur == (1, 1, 1) and m >= 2 * P:
+                assert per_rank_bubble(res) == 0, (P, m)
+
+
+def test_zb_auto_memory_limit():
+    """The heuristic under other limits: ZB-1p (P activations) fits P; a limit of 1 still
+    builds a valid schedule (a W frees the slot before each forward)."""
+    from schedules.generators.zb_auto import zb_auto
+
+    for P, m, limit in ((4, 8, 4), (3, 9, 1), (5, 10, 7)):
+        res = simulate(zb_auto(Instance(P=P, m=m, b_I=1, b_W=1), limit))
+        assert res.valid and max(res.peak_memory) <= limit, (P, m, limit)
+
+
 def test_zbv_zero_bubble():
     """ZB-V, f = b_I = b_W, m >= 2P: per-rank bubble 0 on every GPU; global makespan
     2m(f+b) + (P-1)f; peak min(2P, 2m) stage activations (1F1B's P microbatches of 2 stages)."""
@@ -367,7 +390,7 @@ def test_cli_generate_bad_input_exits_2(args):
 def test_explicit_stage_to_rank():
     """A permuted single-wave placement and an explicit list equal to the V placement work."""
     perm = Instance(P=4, m=6, stage_to_rank=[2, 0, 3, 1], b_I=1, b_W=1)
-    for name in ("gpipe", "1f1b", "zb-h1", "zb-h2", "looped-bfs"):
+    for name in ("gpipe", "1f1b", "zb-h1", "zb-h2", "zb-2p", "looped-bfs"):
         res = simulate(generate(name, perm))
         assert res.valid, (name, res.errors[:2])
     assert simulate(generate("1f1b", perm)).makespan == (6 + 4 - 1) * 3

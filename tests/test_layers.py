@@ -15,7 +15,8 @@ PACKAGES = ("schedules", "bounds", "pipebounds", "proofs_checks")
 # layer name -> module-name prefixes (a module belongs to the layer of its longest prefix)
 LAYERS: dict[str, tuple[str, ...]] = {
     "model": ("schedules.instance", "schedules.ops", "schedules.schedule", "schedules.io",
-              "schedules.limits", "schedules.memory", "schedules.progress"),
+              "schedules.limits", "schedules.numbers", "schedules.memory",
+              "schedules.progress"),
     "simulate": ("schedules.compiled", "schedules.simulate", "schedules.validate", "schedules"),
     "generators": ("schedules.generators", "schedules.remat", "schedules.remat_optimal",
                    "schedules.gantt", "schedules.gantt_html",

@@ -14,7 +14,8 @@ from .common import print_json
 def register(sub) -> None:
     p = sub.add_parser("audit", help="check published claims about known schedules",
                        description="Check the published figures of known schedules (1F1B, "
-                                   "ZB-H1/H2, ZB-V, V-Half/V-Min, DualPipeV, Megatron "
+                                   "ZB-H1/H2, ZB-2p, ZB-V, V-Half/V-Min and their zero-"
+                                   "bubble condition, DualPipeV, Megatron "
                                    "interleaved, torch's interleaved zero bubble) on exact "
                                    "grids, each under its own definition; verdict holds, "
                                    "holds_on_range or false, with the smallest counterexample.")

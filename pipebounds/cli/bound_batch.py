@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 import numpy as np
 
@@ -172,6 +172,7 @@ def _terms_text(res) -> list[str]:
             mk = g.mask[:, j]
             if not mk.any():
                 continue
+            pairs: Iterable[tuple]
             if (g.den[:, j] == 1).all():
                 u_num, inv = np.unique(g.num[:, j], return_inverse=True)
                 pairs = zip(u_num.tolist(), [1] * u_num.size)
@@ -183,7 +184,7 @@ def _terms_text(res) -> list[str]:
             for u, key in enumerate(pairs):
                 txt = cache.get((nm, key))
                 if txt is None:
-                    txt = cache[(nm, key)] = f'{head}{_num(*key, "value_exact")}}}, '
+                    txt = cache[(nm, key)] = f'{head}{_num(key[0], key[1], "value_exact")}}}, '
                 texts[u] = txt
             texts[-1] = ""
             cols.append(texts[np.where(mk, inv.reshape(-1), -1)].tolist())
@@ -243,15 +244,16 @@ def batch_bound_json(data: bytes, report: Callable) -> str:
     cols = (np.concatenate([vec_fields, np.array(more, dtype=np.int64)]) if more
             else vec_fields)
     fields = cols.tolist()
-    r = Rows(*(cols[:, j] for j in range(4)), cols[:, 4].astype(bool) & (cols[:, 3] > 1),
-             *(cols[:, j] for j in range(5, 9)))
+    r = Rows(cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3],
+             cols[:, 4].astype(bool) & (cols[:, 3] > 1), cols[:, 5], cols[:, 6], cols[:, 7],
+             cols[:, 8])
     res = lower_bounds(r)
     terms = _terms_text(res)
     lb_value, lb_exact = _number_texts(res.num, res.den)
     # the basis of a known optimum: a theorem's exact case, a checked range, the table
     basis = np.full(len(fields), "null", dtype=object)
     basis[_checked(r)] = '"checked"'
-    basis[np.not_equal(res.theorem, None)] = '"theorem"'
+    basis[np.array([t is not None for t in res.theorem.tolist()], bool)] = '"theorem"'
     opt_text = np.full(len(fields), None, dtype=object)
     exact = basis != "null"
     sizes = np.array(sorted(P * (1 << 21) + m for P, m in table_sizes()), dtype=np.int64)

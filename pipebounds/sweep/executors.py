@@ -116,8 +116,10 @@ def parallel_map(fn: Callable, args: list, workers: int = 1, address: Optional[o
             return client.gather(client.map(fn, args, pure=False))
     if workers <= 1 or len(args) <= 1:
         return [fn(a) for a in args]
+    # one item per task: the solves of a check differ in cost by orders of magnitude (the
+    # largest instances come last), so chunks would leave one worker with all the hard ones
     with cf.ProcessPoolExecutor(max_workers=workers) as ex:
-        return list(ex.map(fn, args, chunksize=max(1, len(args) // (4 * workers))))
+        return list(ex.map(fn, args, chunksize=1))
 
 
 EXECUTORS = ("inprocess", "pool", "dask")

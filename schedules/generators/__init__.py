@@ -34,6 +34,7 @@ from .interleaved import interleaved
 from .looped_bfs import looped_bfs
 from .one_f_one_b import one_f_one_b
 from .vshape_controllable import v_half, v_min
+from .zb_auto import zb_2p
 from .zbv import zbv
 from .zero_bubble import interleaved_zb, zb_h1, zb_h2
 
@@ -105,6 +106,8 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               Requires(1, 1, split=True)),
     Generator("zb-h2", zb_h2, "ZB-H2 zero-bubble, 2P-1 memory (Qi et al. 2024)",
               Requires(1, 1, split=True)),
+    Generator("zb-2p", zb_2p, "ZB-2p: the zero-bubble heuristic with 2P activations "
+              "(Qi et al. 2024, the ZB2P of its repository)", Requires(1, 1, split=True)),
     Generator("interleaved-zb", interleaved_zb,
               "Interleaved zero-bubble: interleaved rounds, split backward, deferred W "
               "(torch's ScheduleInterleavedZeroBubble)", Requires(2, None, "looped", True)),
