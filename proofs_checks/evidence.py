@@ -214,8 +214,9 @@ def k1_section() -> list[str]:
                     f"best known {r.get('opt')})" for r in n_open) + ". T3d does not rise above "
                 "T3 there."]
     else:
-        out += ["", "**The `K = 1`, `f ≤ b` question on this range: T3 = OPT on every "
-                "instance.**"]
+        out += ["", f"**The `K = 1`, `f ≤ b` question on this range: T3 = OPT on all "
+                f"{len(rows)} instances** (no counterexample with `f ≤ b`). Beyond the range it "
+                "stays open: no construction reaching T3 is proven for every size."]
     return out + [""]
 
 

@@ -149,3 +149,23 @@ def test_a_planted_error_in_t3d_is_caught(monkeypatch):
     monkeypatch.setattr(sw, "coupled_slot_value", lambda inst, t3=None: real(inst, t3) + 1)
     res = chk.func(Context("quick"))
     assert not res.ok and "T3d" in res.detail
+
+
+def test_the_k1_verdict_follows_the_data():
+    """docs/evidence.md §3's verdict per sweep row (proofs_checks.evidence): a schedule of makespan
+    T3 settles T3 = OPT (a recorded orders document is re-simulated, and a wrong one is refused),
+    an optimal status above T3 or T3d above T3 is a counterexample, anything else stays open."""
+    from proofs_checks.evidence import _k1_verdict
+
+    row = {"P": 6, "m": 12, "f": 3, "b": 4, "t3": "139", "opt": "139", "status": "feasible",
+           "schedule": "data/k1_T3_reached_P6_m12_f3_b4_K1.json"}
+    assert _k1_verdict(row, None)[0] == "t3"
+    with pytest.raises(ValueError):
+        _k1_verdict({**row, "opt": "138"}, None)
+    open_row = {"P": 5, "m": 14, "f": 4, "b": 5, "t3": "195", "opt": "197", "status": "feasible"}
+    assert _k1_verdict(open_row, None)[0] == "open"
+    assert _k1_verdict({**open_row, "status": "optimal"}, None)[0] == "cex"
+    assert _k1_verdict(open_row, {"status": "infeasible"})[0] == "cex"
+    # T3d > T3 is a proof of OPT > T3 without any solver
+    gap = {"P": 3, "m": 12, "f": 5, "b": 3, "t3": "144", "opt": "146", "status": "feasible"}
+    assert _k1_verdict(gap, None)[:3] == ("cex", "T3 < T3d ≤ OPT (counterexample)", 146)
