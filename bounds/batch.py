@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import cast
 
 import numpy as np
 
-from schedules.instance import placement_stage_to_rank
+from schedules.instance import Instance, placement_stage_to_rank
 
 from .evaluate import TERM_IDS, exact_theorem
 
@@ -171,31 +172,33 @@ def _single_wave(r: Rows) -> list[Term]:
 def _coupled(r: Rows, rows: np.ndarray, t3: np.ndarray) -> np.ndarray:
     """T3d (:func:`bounds.single_wave.coupled_slot_value`): T3 except on the rows where some
     adjacent pair passes the gate (``p u + min Λ⁻_p > T3`` for both GPUs of the pair, evaluated
-    here over all rows); those few rows go through the per-instance evaluation."""
-    from schedules.instance import Instance
-
+    here on the ``rows`` with ``m >= 2``); those few rows go through the per-instance
+    evaluation."""
+    from .evaluate import ScaledInstance
     from .single_wave import coupled_slot_value
 
-    P, m, f, b = r.P, r.m, r.f, r.b
+    out = t3.copy()
+    idx = np.flatnonzero(rows & (r.m >= 2))
+    if not idx.size:
+        return out
+    P, m, f, b, t = r.P[idx], r.m[idx], r.f[idx], r.b[idx], t3[idx]
     u = f + b
-    ok = rows & (m >= 2)
-    mm = np.maximum(m - 1, 1)
+    mm = m - 1
 
     def minus(q):  # q u + min_x Λ⁻_q(x) (single_slot_minus)
         return q * u + m * u + f + _min_waste(mm, np.maximum(P - q - 1, 0) * u, f, mm)
 
     gate = np.zeros(P.shape, dtype=bool)
-    prev = minus(0) > t3
-    for q in range(1, int(P.max()) if P.size else 0):
-        cur = minus(q) > t3
-        gate |= ok & (P > q) & prev & cur
+    prev = minus(0) > t
+    for q in range(1, int(P.max())):
+        cur = minus(q) > t
+        gate |= (P > q) & prev & cur
         prev = cur
-    out = t3.copy()
     for k in np.flatnonzero(gate).tolist():
-        inst = Instance(P=int(P[k]), m=int(m[k]), K=1, f=Fraction(int(f[k])),
-                        b=Fraction(int(b[k])))
-        val = coupled_slot_value(inst, Fraction(int(t3[k])))
-        out[k] = int(val)
+        # integer durations (as lower_bound's scaled view): exact int arithmetic throughout
+        inst = ScaledInstance(int(P[k]), int(m[k]), 1, 1, "looped", tuple(range(int(P[k]))),
+                              int(f[k]), int(b[k]), None, None, 0)
+        out[idx[k]] = int(coupled_slot_value(cast(Instance, inst), Fraction(int(t[k]))))
     return out
 
 

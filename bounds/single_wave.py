@@ -431,7 +431,8 @@ def _level_set(m_, u_, f_, G, base, cap):
     return out
 
 
-def coupled_pair_value(inst: Instance, gpu: int, t3: Optional[Fraction] = None) -> Fraction:
+def coupled_pair_value(inst: Instance, gpu: int, t3: Optional[Fraction] = None,
+                       minus: Optional[tuple] = None) -> Fraction:
     """T3d for the adjacent GPUs ``p = gpu`` and ``q = gpu + 1`` (fused, ``K = 1``, ``v = 1``,
     ``m >= 2``; docs/theory.md, A.6 Theorem 3d): the least of its three cases,
 
@@ -445,14 +446,16 @@ def coupled_pair_value(inst: Instance, gpu: int, t3: Optional[Fraction] = None) 
       ``g = max(0, G_q - α f)``.
 
     The third case is evaluated only below the least of the first two (``cap``): the minimum of
-    valid bounds with any cap not above a valid bound is still a valid bound."""
+    valid bounds with any cap not above a valid bound is still a valid bound. ``minus``: the
+    values of :func:`single_slot_minus` for ``p`` and ``q`` when already computed."""
     f_, b_, m_, P_ = inst.f, inst.b, inst.m, inst.P
     u_ = f_ + b_
     p_, q_ = gpu, gpu + 1
     Gp, Gq = (P_ - p_ - 1) * u_, (P_ - q_ - 1) * u_
     tp = single_slot_gpu_value(inst, p_)
     tq = single_slot_gpu_value(inst, q_)
-    mp, mq = single_slot_minus(inst, p_), single_slot_minus(inst, q_)
+    mp, mq = minus if minus is not None else (single_slot_minus(inst, p_),
+                                              single_slot_minus(inst, q_))
     assert mp is not None and mq is not None
     cap = min(max(mp, tq), max(tp, mq))
     if t3 is not None and cap <= t3:
@@ -503,7 +506,7 @@ def coupled_slot_value(inst: Instance, t3: Optional[Fraction] = None) -> Fractio
     minus = [single_slot_minus(inst, g) for g in range(inst.P)]
     for q in range(inst.P - 1):
         if minus[q] > t3 and minus[q + 1] > t3:  # coupled_gate
-            out = max(out, coupled_pair_value(inst, q, t3))
+            out = max(out, coupled_pair_value(inst, q, t3, (minus[q], minus[q + 1])))
     return out
 
 
