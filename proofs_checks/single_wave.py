@@ -781,15 +781,19 @@ COUNTEREXAMPLE = (3, 12, 5, 3)  # P, m, f, b: T3 = 144 < OPT = 146 (docs/theory.
 @check("T3d coupled single slot (valid: <= every independent optimum; = OPT at P=3 m=12 f=5 "
        "b=3; never above T3 where T3 = OPT is certified)", theorems=("T3d",), kind="exhaustive",
        range={"quick": "every independent K=1 fused v=1 row of data/optima.jsonl; every row of "
-                       "data/k1_question.jsonl; solved: K=1, P <= 3, m <= 5, (f,b) in 5 pairs",
-              "full": "the same rows; solved: K=1, P <= 4, m <= 8, f, b in {1..5} coprime"})
+                       "data/k1_question.jsonl; the schedules data/k1_*_reached_*.json; solved: "
+                       "K=1, P <= 3, m <= 5, (f,b) in 5 pairs",
+              "full": "the same rows and schedules; solved: K=1, P <= 4, m <= 8, f, b in {1..5} "
+                      "coprime"})
 def coupled_slot_valid(ctx: Context) -> CheckResult:
     """T3d (``bounds.single_wave.coupled_slot_value``) against optima proven without any bound:
     ``T3d <= OPT`` on every independent fused ``K = 1``, ``v = 1`` row of data/optima.jsonl and
     ``T3d = OPT`` on the counterexample row (which must be present); on every row of
     data/k1_question.jsonl certified by a construction (a schedule of makespan T3, so T3 = OPT)
-    ``T3d = T3``, and on the others ``T3d <=`` the best makespan found; and ``T3d <= OPT`` on
-    instances solved here by :func:`schedules.search.solve` with ``use_theory=False``."""
+    ``T3d = T3``, and on the others ``T3d <=`` the best makespan found; every recorded schedule
+    ``data/k1_*_reached_*.json`` is valid, holds one activation per GPU and ends no earlier
+    than T3d (where it ends at T3d, T3d = OPT); and ``T3d <= OPT`` on instances solved here by
+    :func:`schedules.search.solve` with ``use_theory=False``."""
     import json
     from math import gcd
     from pathlib import Path
@@ -830,6 +834,20 @@ def coupled_slot_valid(ctx: Context) -> CheckResult:
             fails.append(f"T3d {val} != T3 {t3} where T3 = OPT is certified: {row}")
         if row.get("opt") is not None and val > Fraction(row["opt"]):
             fails.append(f"T3d {val} above a schedule of makespan {row['opt']}: {row}")
+    # recorded K = 1 schedules (data/k1_*.json): valid, one activation, makespan >= T3d
+    from schedules import simulate
+    from schedules.io import schedule_from_document
+
+    reached = []
+    for path in sorted((root / "data").glob("k1_*_reached_*.json")):
+        sched = schedule_from_document(json.loads(path.read_text()))
+        inst, sim = sched.instance, simulate(sched)
+        n += 1
+        val = coupled_slot_value(inst)
+        if not (sim.valid and max(sim.peak_memory) <= 1 and sim.makespan >= val):
+            fails.append(f"{path.name}: valid={sim.valid}, makespan {sim.makespan} vs T3d {val}")
+        elif sim.makespan == val:
+            reached.append(f"{path.name} (T3d = OPT = {val})")
     full = ctx.mode == "full"
     if full:
         pairs = [(a, c) for a in range(1, 6) for c in range(1, 6) if gcd(a, c) == 1]
@@ -854,5 +872,6 @@ def coupled_slot_valid(ctx: Context) -> CheckResult:
     n += len(rows)
     detail = (fails[0] if fails else
               f"{n} instances ({solved} of {len(rows)} solved here); T3d > T3 on "
-              f"{len(fired)} table rows: " + ("; ".join(fired[:3]) or "none"))
+              f"{len(fired)} table rows: " + ("; ".join(fired[:3]) or "none") +
+              "; recorded schedules reaching T3d: " + ("; ".join(reached) or "none"))
     return CheckResult(n, not fails, worst, detail)
