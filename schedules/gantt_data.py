@@ -25,6 +25,7 @@ busy indicator, so the bands sum to the GPU's busy time).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from fractions import Fraction
 
 import numpy as np
@@ -89,8 +90,9 @@ class GanttData:
         last = np.append(times[1:] != times[:-1], True)  # keep the final count at each time
         return np.append(times[last], self.makespan), np.append(counts[last], counts[-1])
 
-    @property
+    @cached_property
     def _store_release(self):
+        """Per op: stores an activation, releases one (computed once, for every GPU)."""
         return store_release(compile_schedule(self.schedule))
 
     def predecessors(self) -> list[list[int]]:

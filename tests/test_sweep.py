@@ -203,3 +203,37 @@ def test_parallel_map_in_order_on_every_executor_and_proofs_checks_on_a_cluster(
                             cluster.scheduler_address])
     out = capsys.readouterr().out
     assert code == 0 and "1 passed, 0 failed" in out
+
+
+def _sleep_then(x):
+    import time
+
+    time.sleep(x)
+    return x
+
+
+def test_parallel_map_records_item_times_and_the_projection_uses_them():
+    """POOL_STATS counts the items and their own run times (the largest too); the projection
+    of proofs_checks.timing keeps the serial part and divides the items' time by N, never
+    below the longest item."""
+    from pipebounds.sweep.executors import POOL_STATS
+    from proofs_checks.timing import projected
+
+    before = dict(POOL_STATS)
+    POOL_STATS["longest"] = 0.0
+    assert parallel_map_sleep([0.05, 0.05, 0.2]) == [0.05, 0.05, 0.2]
+    assert POOL_STATS["items"] - before["items"] == 3
+    assert 0.3 <= POOL_STATS["item_seconds"] - before["item_seconds"] < 1.5
+    assert 0.2 <= POOL_STATS["longest"] < 1.0
+    row = {"seconds": 10.0, "parallel": {"items": 4, "item_seconds": 8.0, "longest": 3.0,
+                                         "wall": 8.0}}
+    assert projected(row, 1) == 10.0
+    assert projected(row, 2) == 2.0 + 4.0
+    assert projected(row, 8) == 2.0 + 3.0          # the longest item bounds it
+    assert projected({"seconds": 5.0}, 4) == 5.0   # nothing parallel: all serial
+
+
+def parallel_map_sleep(xs):
+    from pipebounds.sweep import parallel_map
+
+    return parallel_map(_sleep_then, xs, workers=2)

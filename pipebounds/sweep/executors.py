@@ -105,21 +105,49 @@ def dask(items: Iterable[Item], fn: Callable = run_item, address: Optional[objec
                 yield item, ("error", f"worker failed: {type(exc).__name__}: {exc}", 0.0)
 
 
+POOL_STATS = {"calls": 0, "items": 0, "item_seconds": 0.0, "longest": 0.0, "wall": 0.0}
+"""What :func:`parallel_map` ran in this process so far: calls, items, the sum and the largest of
+the items' own run times (measured where they ran) and the wall time of the calls. The machine
+checks read it to project their run time on N workers (docs/sweep.md)."""
+
+
+class _Timed:
+    """``fn`` returning ``(value, seconds it took)`` (a class, so pools can pickle it)."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+
+    def __call__(self, a):
+        t0 = time.perf_counter()
+        value = self.fn(a)
+        return value, time.perf_counter() - t0
+
+
 def parallel_map(fn: Callable, args: list, workers: int = 1, address: Optional[object] = None
                  ) -> list:
     """``[fn(a) for a in args]`` on the sweep's executors, in order: in-process for one worker,
     a local process pool for more, a Dask cluster when ``address`` is given (what
     ``python -m proofs_checks --workers N [--scheduler ADDRESS]`` runs its exhaustive checks
-    on). Exceptions propagate: a check that crashes is a failed check."""
+    on). Exceptions propagate: a check that crashes is a failed check. Adds to
+    :data:`POOL_STATS`."""
+    t0 = time.perf_counter()
+    timed = _Timed(fn)
     if address is not None:
         with dask_client(address) as client:
-            return client.gather(client.map(fn, args, pure=False))
-    if workers <= 1 or len(args) <= 1:
-        return [fn(a) for a in args]
-    # one item per task: the solves of a check differ in cost by orders of magnitude (the
-    # largest instances come last), so chunks would leave one worker with all the hard ones
-    with cf.ProcessPoolExecutor(max_workers=workers) as ex:
-        return list(ex.map(fn, args, chunksize=1))
+            pairs = client.gather(client.map(timed, args, pure=False))
+    elif workers <= 1 or len(args) <= 1:
+        pairs = [timed(a) for a in args]
+    else:
+        # one item per task: the solves of a check differ in cost by orders of magnitude (the
+        # largest instances come last), so chunks would leave one worker with all the hard ones
+        with cf.ProcessPoolExecutor(max_workers=workers) as ex:
+            pairs = list(ex.map(timed, args, chunksize=1))
+    POOL_STATS["calls"] += 1
+    POOL_STATS["items"] += len(pairs)
+    POOL_STATS["item_seconds"] += sum(s for _, s in pairs)
+    POOL_STATS["longest"] = max([POOL_STATS["longest"]] + [s for _, s in pairs])
+    POOL_STATS["wall"] += time.perf_counter() - t0
+    return [v for v, _ in pairs]
 
 
 EXECUTORS = ("inprocess", "pool", "dask")
