@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable
+from typing import Callable, cast
 
 from schedules import Instance
 
@@ -56,10 +56,31 @@ def table_rows(ctx: Context) -> CheckResult:
         flagged += lb.exact
         if lb.exact and lb.value != opt:
             fails.append(f"claimed exact but LB {lb.value} != OPT {opt}: {inst.to_dict()}")
+        for name, value in _terms_claimed_exact(inst):  # each term's own exact claim
+            if value != opt:
+                fails.append(f"term {name} claimed exact but {value} != OPT {opt}: "
+                             f"{inst.to_dict()}")
     detail = (fails[0] if fails else
               f"{n} rows; LB = OPT on {tight} of the closed ones, {flagged} flagged exact "
               f"(all hold)")
     return CheckResult(n, bool(n) and not fails, worst, detail)
+
+
+def _terms_claimed_exact(inst: Instance) -> list[tuple[str, Fraction]]:
+    """The terms of :func:`bounds.lower_bound` whose own theorem claims them equal to the
+    optimum of ``inst`` (uniform durations, no delay, no byte budget), with their values: a
+    term can be claimed exact without being the maximum (T3 where T3d is larger), and the
+    claim must hold all the same."""
+    from bounds.evaluate import basic_terms, scaled
+    from bounds.multi_wave import terms as multi_wave_terms
+    from bounds.single_wave import terms as single_wave_terms
+
+    if not inst.uniform or inst.c or inst.memory is not None:
+        return []
+    view = cast(Instance, scaled(inst))
+    raw = basic_terms(view) + (single_wave_terms(view) if inst.v == 1 else
+                               multi_wave_terms(view))
+    return [(n, Fraction(x) / inst.unit) for n, x, ex in raw if ex]
 
 
 def table_rows_all() -> list[tuple[Instance, Fraction, str]]:
