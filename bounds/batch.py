@@ -114,14 +114,12 @@ def _waste(n, G, f, x):
 
 def _min_waste(n, G, f, xmax):
     """``min_{0 <= x <= xmax} waste(n, G, f, x)`` (convex piecewise linear: its breakpoints
-    and the ends)."""
+    and the ends), the six candidates evaluated at once (stacked on a new first axis)."""
+    n, G, f, xmax = np.broadcast_arrays(n, G, f, xmax)
     c = G // f
-    best = None
-    for x in (np.zeros_like(n), xmax, n // (c + 2), _ceil_div(n, c + 2), n // (c + 1),
-              _ceil_div(n, c + 1)):
-        w = _waste(n, G, f, np.clip(x, 0, xmax))
-        best = w if best is None else np.minimum(best, w)
-    return best
+    x = np.stack((np.zeros_like(n), xmax, n // (c + 2), _ceil_div(n, c + 2), n // (c + 1),
+                  _ceil_div(n, c + 1)))
+    return _waste(n, G, f, np.clip(x, 0, xmax)).min(0)
 
 
 def _single_wave(r: Rows) -> list[Term]:
@@ -309,14 +307,20 @@ def _gpu_subset(types, m, durations):
     first, inv = _distinct(durations)
     U = first.size
     H, T, D = H[first], T[first], D[first]
-    # chosen[u, p, i, j, t]: type t is in the set of thresholds (head of i, tail of j)
-    chosen = ((H[:, :, None, None, :] >= H[:, :, :, None, None])
-              & (T[:, :, None, None, :] >= T[:, :, None, :, None])
-              & valid[None, :, None, None, :])
-    ok = chosen.any(-1) & (valid[:, :, None] & valid[:, None, :])[None]
-    a = (np.where(chosen, H[:, :, None, None, :], _BIG).min(-1)
-         + np.where(chosen, T[:, :, None, None, :], _BIG).min(-1))
-    w = (chosen * D[:, :, None, None, :]).sum(-1)
+    # type t is in the set of thresholds (head of i, tail of j) iff up[i, t] and late[j, t]
+    up = (H[:, :, None, :] >= H[:, :, :, None]) & valid[None, :, None, :]      # (U, P, i, t)
+    late = (T[:, :, None, :] >= T[:, :, :, None]) & valid[None, :, None, :]    # (U, P, j, t)
+    upi, latei = up.astype(np.int64), late.astype(np.int64)
+    w = np.einsum("upit,upjt->upij", upi * D[:, :, None, :], latei)           # set's work
+    ok = ((np.einsum("upit,upjt->upij", upi, latei) > 0)
+          & (valid[:, :, None] & valid[:, None, :])[None])
+    lo_h = np.full(w.shape, _BIG, np.int64)
+    lo_t = np.full(w.shape, _BIG, np.int64)
+    for t in range(n):                                   # min head, min tail over the set
+        sel = up[:, :, :, None, t] & late[:, :, None, :, t]
+        np.minimum(lo_h, np.where(sel, H[:, :, None, None, t], _BIG), out=lo_h)
+        np.minimum(lo_t, np.where(sel, T[:, :, None, None, t], _BIG), out=lo_t)
+    a = lo_h + lo_t
     a = np.where(ok, a, -_BIG).reshape(U, -1)
     w = np.where(ok, w, 0).reshape(U, -1)
     return (a[inv] + m[:, None] * w[inv]).max(-1)

@@ -58,11 +58,11 @@ def run(args) -> int:
         raise CLIError(f"--certify must be a number of seconds >= 0, got {args.certify}")
     if args.batch is not None:
         if args.certify == 0:
-            from .bound_batch import batch_bound_json
+            from .bound_batch import write_batch_bound_json
 
             if args.P is not None or args.m is not None:
                 raise CLIError("give either instance flags or --batch, not both")
-            sys.stdout.write(batch_bound_json(read_bytes(args.batch), bound_report) + "\n")
+            write_batch_bound_json(read_bytes(args.batch), bound_report, sys.stdout)
             return 0
         print_json(batch_results(args, lambda inst: bound_report(inst, args.certify)))
         return 0
