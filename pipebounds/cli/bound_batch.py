@@ -162,33 +162,38 @@ def _instance_text(P, m, K, v, vshape, f, b, bI, bW) -> str:
 
 def _terms_text(res) -> list[str]:
     """Per row of ``res`` (:class:`bounds.batch.Result`), the JSON text of its terms list
-    (without brackets): each distinct value of a term is written once, then gathered per row."""
-    out: list = [None] * res.num.shape[0]
-    cache: dict = {}
-    for g in res.groups:
-        cols = []
+    (without brackets): each distinct value of a term (over all groups of rows) is written
+    once, then gathered per row in the group's term order."""
+    groups = res.groups
+    places: dict = {}                       # term name -> [(group, column)] where it applies
+    for gi, g in enumerate(groups):
         for j, nm in enumerate(g.names):
-            head = f'{{"name": "{nm}", "id": "{TERM_IDS[nm]}", "value": '
-            mk = g.mask[:, j]
-            if not mk.any():
-                continue
-            pairs: Iterable[tuple]
-            if (g.den[:, j] == 1).all():
-                u_num, inv = np.unique(g.num[:, j], return_inverse=True)
-                pairs = zip(u_num.tolist(), [1] * u_num.size)
-            else:
-                u_nd, inv = np.unique(np.stack([g.num[:, j], g.den[:, j]], 1), axis=0,
-                                      return_inverse=True)
-                pairs = map(tuple, u_nd.tolist())
-            texts = np.empty(inv.max() + 2, dtype=object)
-            for u, key in enumerate(pairs):
-                txt = cache.get((nm, key))
-                if txt is None:
-                    txt = cache[(nm, key)] = f'{head}{_num(key[0], key[1], "value_exact")}}}, '
-                texts[u] = txt
-            texts[-1] = ""
-            cols.append(texts[np.where(mk, inv.reshape(-1), -1)].tolist())
-        for row, txt in zip(g.idx.tolist(), map("".join, zip(*cols))):
+            if g.mask[:, j].any():
+                places.setdefault(nm, []).append((gi, j))
+    cols: list[dict] = [{} for _ in groups]  # per group: column -> texts per row
+    for nm, where in places.items():
+        num = np.concatenate([groups[gi].num[:, j] for gi, j in where])
+        den = np.concatenate([groups[gi].den[:, j] for gi, j in where])
+        mask = np.concatenate([groups[gi].mask[:, j] for gi, j in where])
+        pairs: Iterable[tuple]
+        if (den == 1).all():
+            u_num, inv = np.unique(num, return_inverse=True)
+            pairs = zip(u_num.tolist(), [1] * u_num.size)
+        else:
+            u_nd, inv = np.unique(np.stack([num, den], 1), axis=0, return_inverse=True)
+            pairs = map(tuple, u_nd.tolist())
+        head = f'{{"name": "{nm}", "id": "{TERM_IDS[nm]}", "value": '
+        texts = [f'{head}{_num(a, d, "value_exact")}}}, ' for a, d in pairs] + [""]
+        picked = np.array(texts, dtype=object)[np.where(mask, inv.reshape(-1), -1)]
+        start = 0
+        for gi, j in where:
+            size = groups[gi].idx.size
+            cols[gi][j] = picked[start:start + size].tolist()
+            start += size
+    out: list = [None] * res.num.shape[0]
+    for g, by_col in zip(groups, cols):
+        ordered = [by_col[j] for j in sorted(by_col)]
+        for row, txt in zip(g.idx.tolist(), map("".join, zip(*ordered))):
             out[row] = txt[:-2]
     return out
 
