@@ -492,14 +492,16 @@ def lower_bounds(r: Rows) -> Result:
             better = t.mask & (t.num * bd > bn * t.den)
             bn = np.where(better, t.num, bn)
             bd = np.where(better, t.den, bd)
-        gcd = np.gcd(bn, bd)
-        bn, bd = bn // gcd, bd // gcd
+        if (bd != 1).any():
+            gcd = np.gcd(bn, bd)
+            bn, bd = bn // gcd, bd // gcd
         num[idx], den[idx] = bn, bd
         masks = np.stack([t.mask for t in terms], 1)
         tn = np.stack([t.num for t in terms], 1)
         td = np.stack([t.den for t in terms], 1)
-        gg = np.gcd(tn, td)
-        tn, td = tn // gg, td // gg
+        if (td != 1).any():
+            gg = np.gcd(tn, td)
+            tn, td = tn // gg, td // gg
         hit = masks & np.stack([t.exact for t in terms], 1) & (tn * bd[:, None]
                                                               == bn[:, None] * td)
         names = [t.name for t in terms]

@@ -87,7 +87,7 @@ def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
     ``(P, m, K, v, vshape, f, b, bI, bW)`` (as :func:`_fast_fields`, column by column; a line
     these columns do not take is read by :func:`_fast_fields` on its own)."""
     n = len(raws)
-    plain = np.fromiter((type(d) is dict and d.keys() <= _VEC_KEYS for d in raws), bool, n)
+    plain = np.array([type(d) is dict and d.keys() <= _VEC_KEYS for d in raws], bool)
     rows = np.flatnonzero(plain)
     ds = raws if rows.size == n else [raws[i] for i in rows.tolist()]
     P, okP = _int_column([d.get("P") for d in ds])
