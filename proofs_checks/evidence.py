@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "evidence.md"
 K1_SWEEP = ROOT / "data" / "k1_question.jsonl"
+K1_OUTSIDE = ROOT / "data" / "k1_counterexamples.jsonl"
 K1_DECISION = ROOT / "data" / "k1_decision.jsonl"
 
 
@@ -202,11 +203,32 @@ def k1_section() -> list[str]:
     out += ["", f"Verdict on this range: {len(cex)} counterexamples with `f ≤ b`; {n_t3} "
                 "instances with T3 = OPT proven (construction, or a schedule of makespan T3); "
                 f"{len(n_open)} open (best known above T3, not proven optimal)."]
-    if cex:
-        small = min(cex, key=lambda r: (r["P"] * r["m"], r["P"], r["m"], r["b"], r["f"]))
-        out += ["", "**The `K = 1`, `f ≤ b` question: T3 is not exact for every size.** "
-                f"Smallest counterexample on this range (order: `P·m`, then `P`, `m`): "
-                f"`P = {small['P']}, m = {small['m']}, f = {small['f']}, b = {small['b']}`."]
+    far = _k1_outside()
+    far_cex = [r for r in far if r["verdict"].startswith("counterexample")]
+    if far:
+        out += ["", "Outside the sweep (data/k1_counterexamples.jsonl, benchmarks/"
+                "k1_counterexample.py): the branch-and-bound engine run without any bound of "
+                "`bounds/` (`use_theory=False, use_known=False`); its lower bound is proven by "
+                "exhausting every smaller makespan. T3 and T3d recomputed here; the engine's "
+                "best schedule re-simulated here.", "",
+                "| P | m | f | b | T3 | T3d | engine | status | proven lower bound | best makespan "
+                "| s | verdict |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in far:
+            out.append(f"| {r['P']} | {r['m']} | {r['f']} | {r['b']} | {_fmt(r['T3'])} | "
+                       f"{_fmt(r['T3d'])} | {r['engine']} | {r['status']} | {r['lower']} | "
+                       f"{r.get('best')} | {r['seconds']} | {r['verdict']} |")
+    if cex or far_cex:
+        small = min(cex + far_cex, key=lambda r: (r["P"] * r["m"], r["P"], r["m"], r["b"],
+                                                   r["f"]))
+        out += ["", "**The `K = 1`, `f ≤ b` question: settled, T3 is not exact for every size "
+                "when `f ≤ b`.** Counterexample: "
+                f"`P = {small['P']}, m = {small['m']}, f = {small['f']}, b = {small['b']}`"
+                + (" (the smallest here in the order `P·m`, then `P`, `m`)" if len(cex + far_cex)
+                   > 1 else "")
+                + ". Every instance of the sweep above with T3 = OPT proven lies below it; an "
+                "instance between the sweep and it where T3 < OPT that T3d does not see is not "
+                "excluded, so it is the smallest *known*."]
     elif n_open:
         out += ["", "**The `K = 1`, `f ≤ b` question: open.** No counterexample with `f ≤ b` "
                 "on this range, and T3 = OPT is not proven on: " + "; ".join(
@@ -218,6 +240,46 @@ def k1_section() -> list[str]:
                 f"{len(rows)} instances** (no counterexample with `f ≤ b`). Beyond the range it "
                 "stays open: no construction reaching T3 is proven for every size."]
     return out + [""]
+
+
+def _k1_outside() -> list[dict]:
+    """Rows of data/k1_counterexamples.jsonl (the last run per instance) with T3, T3d
+    recomputed, the engine's schedule re-simulated, and a verdict: ``counterexample`` when T3d
+    (a proven bound) or the independent engine's proven lower bound exceeds T3."""
+    from bounds.single_wave import coupled_slot_value, single_slot_value
+    from schedules import Instance, simulate
+    from schedules.io import schedule_from_document
+
+    if not K1_OUTSIDE.exists():
+        return []
+    last: dict = {}
+    for x in K1_OUTSIDE.read_text().splitlines():
+        if x.strip():
+            r = json.loads(x)
+            last[(r["P"], r["m"], r["f"], r["b"])] = r
+    out = []
+    for (P, m, f, b), r in sorted(last.items()):
+        inst = Instance(P=P, m=m, K=1, f=f, b=b)
+        t3, t3d = single_slot_value(inst), coupled_slot_value(inst)
+        if r.get("orders"):
+            doc = {"P": P, "m": m, "K": 1, "durations": {"F": f, "B": b}, "orders": r["orders"]}
+            sim = simulate(schedule_from_document(doc))
+            if not (sim.valid and max(sim.peak_memory) <= 1
+                    and str(sim.makespan) == r.get("best")):
+                raise ValueError(f"data/k1_counterexamples.jsonl: the schedule of {(P, m, f, b)} "
+                                 f"does not simulate to a valid K = 1 schedule of makespan "
+                                 f"{r.get('best')}")
+        independent = not r.get("use_theory", True) and not r.get("use_known", True)
+        lower = Fraction(r["lower"])
+        reasons = []
+        if t3d > t3:
+            reasons.append(f"T3d = {_fmt(t3d)} (theorem)")
+        if independent and lower > t3:
+            reasons.append(f"engine: OPT ≥ {_fmt(lower)}")
+        verdict = ("counterexample: T3 < OPT (" + "; ".join(reasons) + ")" if reasons
+                   else "no conclusion")
+        out.append({**r, "T3": t3, "T3d": t3d, "verdict": verdict})
+    return out
 
 
 def _k1_decisions() -> dict:

@@ -169,3 +169,16 @@ def test_the_k1_verdict_follows_the_data():
     # T3d > T3 is a proof of OPT > T3 without any solver
     gap = {"P": 3, "m": 12, "f": 5, "b": 3, "t3": "144", "opt": "146", "status": "feasible"}
     assert _k1_verdict(gap, None)[:3] == ("cex", "T3 < T3d ≤ OPT (counterexample)", 146)
+
+
+def test_t3d_rises_above_t3_with_f_below_b():
+    """The K = 1, f <= b counterexample of docs/theory.md A.6: at P = 3, m = 24, f = 5, b = 8
+    the proven bound T3d exceeds T3 (so T3 < OPT there), and T3d is a term of lower_bound."""
+    from bounds import lower_bound
+    from bounds.single_wave import coupled_slot_value, single_slot_value
+    from schedules import Instance
+
+    inst = Instance(P=3, m=24, K=1, f=5, b=8)
+    assert single_slot_value(inst) == 416
+    assert coupled_slot_value(inst) == 417
+    assert lower_bound(inst).value == 417
