@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from pipebounds.cli import main
 
@@ -174,30 +174,46 @@ _odd_values = st.one_of(st.integers(-2, 5), st.sampled_from([0, 2 ** 63, 2 ** 70
                                                                    "x", 1.5, 2.0, [1], {}]))
 
 
-@given(st.lists(st.one_of(
-    st.dictionaries(st.sampled_from(sorted(["P", "m", "K", "v", "placement", "f", "b", "b_input",
-                                            "b_weight", "b_I", "c"])), _odd_values),
-    st.fixed_dictionaries({"P": st.integers(1, 8), "m": st.integers(1, 40)},
-                          optional={"K": st.one_of(st.integers(0, 4), st.none(), st.just("inf")),
-                                    "v": st.integers(1, 3), "f": st.integers(1, 3),
-                                    "b": st.integers(0, 6), "b_input": st.integers(0, 3),
-                                    "b_weight": st.integers(1, 3),
-                                    "placement": st.sampled_from(["looped", "vshape", "V"])}),
-    _odd_values), max_size=30))
-@settings(max_examples=300, deadline=None)
-def test_batch_column_reader_takes_only_what_the_line_reader_takes(raws):
-    """The column reader of --batch (``_fast_columns``) accepts a line only if the line reader
-    ``_fast_fields`` does, with the same fields (so the two array-path readers agree, and a
-    line neither takes goes to the per-instance path with its error)."""
-    from pipebounds.cli.bound_batch import _fast_columns, _fast_fields
+@st.composite
+def _near_valid_line(draw):
+    """A good instance (some optional fields), then zero to two fields replaced by odd values
+    (a bool, a huge int, null, a string, a float, an alias key, ``c``...)."""
+    d = draw(st.fixed_dictionaries(
+        {"P": st.integers(1, 8), "m": st.integers(1, 40)},
+        optional={"K": st.one_of(st.integers(1, 4), st.none(), st.just("inf")),
+                  "v": st.integers(1, 3), "f": st.integers(1, 3), "b": st.integers(1, 6),
+                  "b_input": st.integers(1, 3), "b_weight": st.integers(1, 3),
+                  "placement": st.sampled_from(["looped", "vshape"])}))
+    keys = ["P", "m", "K", "v", "placement", "f", "b", "b_input", "b_weight", "b_I", "b_W", "c"]
+    for _ in range(draw(st.integers(0, 2))):
+        d[draw(st.sampled_from(keys))] = draw(_odd_values)
+    return d
 
-    rows, fields = _fast_columns(raws)
-    for i, fl in zip(rows.tolist(), fields.tolist()):
-        one = _fast_fields(raws[i])
-        assert one is not None, raws[i]
-        assert [int(x) for x in one] == fl, raws[i]
-    # and the columns take every plain, well-formed line
-    for i, raw in enumerate(raws):
-        if _fast_fields(raw) is not None and raw.keys() <= {"P", "m", "K", "v", "placement", "f",
-                                                              "b", "b_input", "b_weight"}:
-            assert i in rows.tolist(), raw
+
+@given(st.one_of(
+    st.lists(_near_valid_line(), min_size=1, max_size=4),   # columns of one kind: the reader's
+    st.lists(st.one_of(                                      # type checks decide alone
+        _near_valid_line(),
+        st.dictionaries(st.sampled_from(sorted(["P", "m", "K", "v", "placement", "f", "b",
+                                                "b_input", "b_weight", "b_I", "c"])),
+                        _odd_values),
+        _odd_values), max_size=30)))
+@example([{"P": True, "m": 4}])
+@example([{"P": 2, "m": 4, "K": True}, {"P": 2, "m": 4, "K": 0}])
+@example([{"P": 2, "m": 2 ** 70}, {"P": 2, "m": 3, "f": 2.0}])
+@example([{"P": 2, "m": 3, "b_input": 1}, {"P": 2, "m": 3, "b": 3, "b_input": 1, "b_weight": 1}])
+@example([{"P": 2, "m": 3, "placement": None}, {"P": 2, "m": 3, "b": None}])
+@settings(max_examples=150, deadline=None)
+def test_batch_array_path_answers_every_line_as_the_per_instance_path(raws):
+    """Whatever the line (odd values, aliases, bools, huge ints, missing keys), the result of
+    ``bound --batch`` is the per-instance path's: the column reader takes a line only when the
+    array path gives the same object (and leaves the rest, errors included, to that path)."""
+    from pipebounds.cli.bound import bound_report
+    from pipebounds.cli.bound_batch import batch_bound_json, slow_line
+    from pipebounds.cli.common import jsonable
+
+    lines = [json.dumps(r).encode() for r in raws]
+    got = json.loads(batch_bound_json(b"\n".join(lines), bound_report)) if lines else []
+    want = [json.loads(json.dumps(jsonable(slow_line(ln, k, bound_report))))
+            for k, ln in enumerate(lines, 1)]
+    assert got == want

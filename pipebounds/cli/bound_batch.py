@@ -18,53 +18,12 @@ from typing import Callable, Iterable, Optional
 
 import numpy as np
 
-from bounds.batch import LIMITS, Rows, lower_bounds, supported
+from bounds.batch import LIMITS, Rows, lower_bounds
 from bounds.evaluate import TERM_IDS
 
 from .common import batch_result, jsonable, read_batch_line
 from ..certify import (SINGLE_SLOT_CHECKED, SPLIT_SINGLE_SLOT_CHECKED, int_key,
                        optimum_by_int_key, table_sizes)
-
-_FAST_KEYS = {"P", "m", "K", "v", "placement", "f", "b", "b_input", "b_weight", "b_I", "b_W",
-              "c"}
-
-
-def _fast_fields(raw) -> Optional[tuple]:
-    """``(P, m, K, v, vshape, f, b, bI, bW)`` of a line the array path takes, else None
-    (``K`` 0: unconstrained; ``vshape``: the placement named, also for ``v = 1``)."""
-    if type(raw) is not dict or not raw.keys() <= _FAST_KEYS:
-        return None
-    g = raw.get
-    P, m, K, v, f, b = g("P"), g("m"), g("K"), g("v", 1), g("f", 1), g("b")
-    if K is None or K == "inf":
-        K = 0
-    elif type(K) is not int or K < 1:
-        return None
-    if not (type(P) is int and type(m) is int and type(v) is int and type(f) is int
-            and P >= 1 and m >= 1 and v >= 1 and f >= 1):
-        return None
-    if "c" in raw and (type(raw["c"]) is not int or raw["c"] != 0):
-        return None
-    pl = g("placement", "looped")
-    if pl != "looped" and pl != "vshape":
-        return None
-    bI, bW = g("b_input", g("b_I")), g("b_weight", g("b_W"))
-    if bI is not None or bW is not None:
-        if not (type(bI) is int and type(bW) is int and bI >= 1 and bW >= 1):
-            return None
-        if b is not None and (type(b) is not int or b != bI + bW):
-            return None
-        b = bI + bW
-    else:
-        bI = bW = 0
-        if b is None:
-            b = 2
-        elif type(b) is not int or b < 1:
-            return None
-    if not supported(P, m, K, v, f, b, bI, bW):
-        return None
-    return P, m, K, v, pl == "vshape", f, b, bI, bW
-
 
 _VEC_KEYS = {"P", "m", "K", "v", "placement", "f", "b", "b_input", "b_weight"}
 
@@ -84,8 +43,12 @@ def _int_column(values: list) -> tuple[np.ndarray, np.ndarray]:
 
 def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, fields)``: the lines whose fields the array path takes, and their
-    ``(P, m, K, v, vshape, f, b, bI, bW)`` (as :func:`_fast_fields`, column by column; a line
-    these columns do not take is read by :func:`_fast_fields` on its own)."""
+    ``(P, m, K, v, vshape, f, b, bI, bW)`` (``K`` 0: unconstrained; ``vshape``: the placement
+    named, also for ``v = 1``). A line is taken when it is a JSON object with only the keys of
+    :data:`_VEC_KEYS`, whole numbers >= 1 within :data:`bounds.batch.LIMITS` (``K`` also null
+    or ``"inf"``), a named placement, and ``b = b_input + b_weight`` when all three are given;
+    any other line (an alias key, ``c``, a rational duration, a fault) goes to the per-instance
+    path, which reads it as a single ``bound`` would."""
     n = len(raws)
     plain = np.array([type(d) is dict and d.keys() <= _VEC_KEYS for d in raws], bool)
     rows = np.flatnonzero(plain)
@@ -250,19 +213,12 @@ def batch_bound_rows(data: bytes, report: Callable) -> list[str]:
     vec_rows, vec_fields = _fast_columns(raws)
     taken = np.zeros(len(lines), bool)
     taken[vec_rows] = True
-    fast_idx, more = vec_rows.tolist(), []
+    fast_idx = vec_rows.tolist()
     for i in np.flatnonzero(~taken).tolist():
-        raw = raws[i]
-        fl = _fast_fields(raw) if raw is not None else None
-        if fl is None:
-            out[i] = json.dumps(jsonable(slow_line(lines[i][1], lines[i][0], report)))
-        else:
-            fast_idx.append(i)
-            more.append(fl)
+        out[i] = json.dumps(jsonable(slow_line(lines[i][1], lines[i][0], report)))
     if not fast_idx:
         return out  # type: ignore[return-value]
-    cols = (np.concatenate([vec_fields, np.array(more, dtype=np.int64)]) if more
-            else vec_fields)
+    cols = vec_fields
     fields = cols.tolist()
     r = Rows(cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3],
              cols[:, 4].astype(bool) & (cols[:, 3] > 1), cols[:, 5], cols[:, 6], cols[:, 7],
