@@ -70,11 +70,12 @@ class Term:
     exact: np.ndarray
 
 
-def supported(P, m, K, v, f, b, bI, bW) -> bool:
-    """A row the array path evaluates (ints within :data:`LIMITS`)."""
+def supported(P, m, K, v, f, b, bI, bW):
+    """Rows the array path evaluates (ints within :data:`LIMITS`), elementwise: a bool for
+    numbers, a bool array for arrays."""
     L = LIMITS
-    return (P <= L["P"] and v <= L["v"] and m <= L["m"] and K <= L["K"]
-            and max(f, b, bI, bW) <= L["duration"])
+    return ((P <= L["P"]) & (v <= L["v"]) & (m <= L["m"]) & (K <= L["K"])
+            & (np.maximum(np.maximum(f, b), np.maximum(bI, bW)) <= L["duration"]))
 
 
 def _ceil_div(a, b):

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Optional
 
 import numpy as np
 
-from bounds.batch import LIMITS, Rows, lower_bounds
+from bounds.batch import Rows, lower_bounds, supported
 from bounds.evaluate import TERM_IDS
 
 from .common import batch_result, jsonable, read_batch_line
@@ -45,7 +45,7 @@ def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, fields)``: the lines whose fields the array path takes, and their
     ``(P, m, K, v, vshape, f, b, bI, bW)`` (``K`` 0: unconstrained; ``vshape``: the placement
     named, also for ``v = 1``). A line is taken when it is a JSON object with only the keys of
-    :data:`_VEC_KEYS`, whole numbers >= 1 within :data:`bounds.batch.LIMITS` (``K`` also null
+    :data:`_VEC_KEYS`, whole numbers >= 1 that :func:`bounds.batch.supported` takes (``K`` also null
     or ``"inf"``), a named placement, and ``b = b_input + b_weight`` when all three are given;
     any other line (an alias key, ``c``, a rational duration, a fault) goes to the per-instance
     path, which reads it as a single ``bound`` would."""
@@ -76,10 +76,8 @@ def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
     b = np.where(has_split, bI + bW, b)
     bI = np.where(has_split, bI, 0)
     bW = np.where(has_split, bW, 0)
-    L = LIMITS
     ok = (okP & okm & okv & okf & okK & okpl & np.where(has_split, split_ok, okb)
-          & (P <= L["P"]) & (v <= L["v"]) & (m <= L["m"]) & (K <= L["K"])
-          & (np.maximum(np.maximum(f, b), np.maximum(bI, bW)) <= L["duration"]))
+          & supported(P, m, K, v, f, b, bI, bW))
     fields = np.stack([P, m, K, v, vshape.astype(np.int64), f, b, bI, bW], 1)
     return rows[ok], fields[ok]
 
@@ -103,7 +101,6 @@ def _checked(r: Rows) -> np.ndarray:
     return ok
 
 
-_BASIS = {None: "null", "theorem": '"theorem"', "checked": '"checked"', "table": '"table"'}
 _OPT_NULL = 'null, "optimum_exact": null'
 
 
@@ -112,15 +109,6 @@ def _num(n: int, d: int, key: str) -> str:
     if d == 1:
         return f'{n}, "{key}": "{n}"'
     return f'{json.dumps(n / d)}, "{key}": "{n}/{d}"'
-
-
-def _instance_text(P, m, K, v, vshape, f, b, bI, bW) -> str:
-    Ks = "null" if K == 0 else str(K)
-    pl = "vshape" if vshape else "looped"
-    if bI:
-        return (f'{{"P": {P}, "m": {m}, "K": {Ks}, "v": {v}, "placement": "{pl}", "f": {f}, '
-                f'"b_input": {bI}, "b_weight": {bW}, "b": {b}}}')
-    return f'{{"P": {P}, "m": {m}, "K": {Ks}, "v": {v}, "placement": "{pl}", "f": {f}, "b": {b}}}'
 
 
 def _terms_text(res) -> list[str]:
