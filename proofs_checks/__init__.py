@@ -30,21 +30,20 @@ def selected_checks(select: str | None = None) -> list[Check]:
 def run_checks(ctx: Context, select: str | None = None, on_result=None) -> list[dict]:
     """Run every registered check (those whose theorem or name contains ``select``);
     ``on_result(row)`` is called as each check finishes (progress, streaming output)."""
-    from pipebounds.sweep.executors import POOL_STATS
+    from pipebounds.sweep.executors import POOL_CALLS
 
     rows = []
     for chk in selected_checks(select):
-        before = dict(POOL_STATS)
-        POOL_STATS["longest"] = 0.0
+        first_call = len(POOL_CALLS)
         t0 = time.perf_counter()
         try:
             res = chk.func(ctx)
         except Exception as exc:  # a crashing check is a failed check, reported as such
             res = CheckResult(0, False, None, f"check raised {type(exc).__name__}: {exc}")
         # the part that ran through pipebounds.sweep.parallel_map (docs/sweep.md: projection)
-        parallel = {k: POOL_STATS[k] - before[k] for k in ("items", "item_seconds", "wall")}
-        parallel["longest"] = POOL_STATS["longest"]
-        POOL_STATS["longest"] = max(before["longest"], POOL_STATS["longest"])
+        calls = POOL_CALLS[first_call:]
+        parallel = {k: sum(c[k] for c in calls) for k in ("items", "item_seconds", "wall")}
+        parallel["longest"] = max((c["longest"] for c in calls), default=0.0)
         rows.append({"theorem": chk.theorem, "kind": chk.kind, "range": chk.range_for(ctx.mode),
                      "instances": res.instances, "worst_gap": res.worst_gap, "ok": res.ok,
                      "detail": res.detail, "seconds": time.perf_counter() - t0,

@@ -213,18 +213,17 @@ def _sleep_then(x):
 
 
 def test_parallel_map_records_item_times_and_the_projection_uses_them():
-    """POOL_STATS counts the items and their own run times (the largest too); the projection
-    of proofs_checks.timing keeps the serial part and divides the items' time by N, never
-    below the longest item."""
-    from pipebounds.sweep.executors import POOL_STATS
+    """parallel_map records each call: its items and their own run times (the largest too);
+    the projection of proofs_checks.timing keeps the serial part and divides the items' time by
+    N, never below the longest item."""
+    from pipebounds.sweep.executors import POOL_CALLS
     from proofs_checks.timing import projected
 
-    before = dict(POOL_STATS)
-    POOL_STATS["longest"] = 0.0
     assert parallel_map_sleep([0.05, 0.05, 0.2]) == [0.05, 0.05, 0.2]
-    assert POOL_STATS["items"] - before["items"] == 3
-    assert 0.3 <= POOL_STATS["item_seconds"] - before["item_seconds"] < 1.5
-    assert 0.2 <= POOL_STATS["longest"] < 1.0
+    call = POOL_CALLS[-1]
+    assert call["items"] == 3
+    assert 0.3 <= call["item_seconds"] < 1.5
+    assert 0.2 <= call["longest"] < 1.0
     row = {"seconds": 10.0, "parallel": {"items": 4, "item_seconds": 8.0, "longest": 3.0,
                                          "wall": 8.0}}
     assert projected(row, 1) == 10.0

@@ -105,10 +105,11 @@ def dask(items: Iterable[Item], fn: Callable = run_item, address: Optional[objec
                 yield item, ("error", f"worker failed: {type(exc).__name__}: {exc}", 0.0)
 
 
-POOL_STATS = {"calls": 0, "items": 0, "item_seconds": 0.0, "longest": 0.0, "wall": 0.0}
-"""What :func:`parallel_map` ran in this process so far: calls, items, the sum and the largest of
-the items' own run times (measured where they ran) and the wall time of the calls. The machine
-checks read it to project their run time on N workers (docs/sweep.md)."""
+POOL_CALLS: list[dict] = []
+"""One entry per :func:`parallel_map` call in this process: ``items``, the sum and the largest
+of the items' own run times (``item_seconds``, ``longest``; measured where they ran) and the
+call's ``wall`` time. The machine checks read the calls made during a check to project its run
+time on N workers (docs/sweep.md)."""
 
 
 class _Timed:
@@ -128,8 +129,8 @@ def parallel_map(fn: Callable, args: list, workers: int = 1, address: Optional[o
     """``[fn(a) for a in args]`` on the sweep's executors, in order: in-process for one worker,
     a local process pool for more, a Dask cluster when ``address`` is given (what
     ``python -m proofs_checks --workers N [--scheduler ADDRESS]`` runs its exhaustive checks
-    on). Exceptions propagate: a check that crashes is a failed check. Adds to
-    :data:`POOL_STATS`."""
+    on). Exceptions propagate: a check that crashes is a failed check. Appends to
+    :data:`POOL_CALLS`."""
     t0 = time.perf_counter()
     timed = _Timed(fn)
     if address is not None:
@@ -142,11 +143,9 @@ def parallel_map(fn: Callable, args: list, workers: int = 1, address: Optional[o
         # largest instances come last), so chunks would leave one worker with all the hard ones
         with cf.ProcessPoolExecutor(max_workers=workers) as ex:
             pairs = list(ex.map(timed, args, chunksize=1))
-    POOL_STATS["calls"] += 1
-    POOL_STATS["items"] += len(pairs)
-    POOL_STATS["item_seconds"] += sum(s for _, s in pairs)
-    POOL_STATS["longest"] = max([POOL_STATS["longest"]] + [s for _, s in pairs])
-    POOL_STATS["wall"] += time.perf_counter() - t0
+    times = [s for _, s in pairs]
+    POOL_CALLS.append({"items": len(times), "item_seconds": sum(times),
+                       "longest": max(times, default=0.0), "wall": time.perf_counter() - t0})
     return [v for v, _ in pairs]
 
 
