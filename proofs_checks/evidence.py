@@ -153,12 +153,7 @@ def k1_section() -> list[str]:
     out = ["## 3. The `K = 1` question for `f ≤ b` (benchmarks/k1_question.py)", ""]
     if not K1_SWEEP.exists():
         return out + ["no data/k1_question.jsonl", ""]
-    last = {}
-    for x in K1_SWEEP.read_text().splitlines():  # an instance re-run later: the last line wins
-        if x.strip():
-            r = json.loads(x)
-            last[(r["P"], r["m"], r["f"], r["b"])] = r
-    rows = list(last.values())
+    rows = list(_last_rows(K1_SWEEP).values())
     by = defaultdict(lambda: [0, 0])
     for r in rows:
         by[(r["P"], r["m"])][0] += 1
@@ -242,33 +237,44 @@ def k1_section() -> list[str]:
     return out + [""]
 
 
+def _last_rows(path: Path) -> dict:
+    """``{(P, m, f, b): row}`` of a JSON-lines file (an instance run again later: the last line
+    wins); empty when the file does not exist."""
+    out: dict = {}
+    if path.exists():
+        for x in path.read_text().splitlines():
+            if x.strip():
+                r = json.loads(x)
+                out[(r["P"], r["m"], r["f"], r["b"])] = r
+    return out
+
+
+def _check_k1_schedule(doc: dict, makespan, where: str) -> None:
+    """Re-simulate a recorded orders document: valid, one activation per GPU, ``makespan``."""
+    from schedules import simulate
+    from schedules.io import schedule_from_document
+
+    sim = simulate(schedule_from_document(doc))
+    if not (sim.valid and max(sim.peak_memory) <= 1 and sim.makespan == makespan):
+        raise ValueError(f"{where} does not simulate to a valid K = 1 schedule of makespan "
+                         f"{makespan}")
+
+
 def _k1_outside() -> list[dict]:
     """Rows of data/k1_counterexamples.jsonl (the last run per instance) with T3, T3d
     recomputed, the engine's schedule re-simulated, and a verdict: ``counterexample`` when T3d
     (a proven bound) or the independent engine's proven lower bound exceeds T3."""
     from bounds.single_wave import coupled_slot_value, single_slot_value
-    from schedules import Instance, simulate
-    from schedules.io import schedule_from_document
+    from schedules import Instance
 
-    if not K1_OUTSIDE.exists():
-        return []
-    last: dict = {}
-    for x in K1_OUTSIDE.read_text().splitlines():
-        if x.strip():
-            r = json.loads(x)
-            last[(r["P"], r["m"], r["f"], r["b"])] = r
     out = []
-    for (P, m, f, b), r in sorted(last.items()):
+    for (P, m, f, b), r in sorted(_last_rows(K1_OUTSIDE).items()):
         inst = Instance(P=P, m=m, K=1, f=f, b=b)
         t3, t3d = single_slot_value(inst), coupled_slot_value(inst)
         if r.get("orders"):
             doc = {"P": P, "m": m, "K": 1, "durations": {"F": f, "B": b}, "orders": r["orders"]}
-            sim = simulate(schedule_from_document(doc))
-            if not (sim.valid and max(sim.peak_memory) <= 1
-                    and str(sim.makespan) == r.get("best")):
-                raise ValueError(f"data/k1_counterexamples.jsonl: the schedule of {(P, m, f, b)} "
-                                 f"does not simulate to a valid K = 1 schedule of makespan "
-                                 f"{r.get('best')}")
+            _check_k1_schedule(doc, Fraction(r["best"]),
+                               f"data/k1_counterexamples.jsonl's schedule of {(P, m, f, b)}")
         independent = not r.get("use_theory", True) and not r.get("use_known", True)
         lower = Fraction(r["lower"])
         reasons = []
@@ -284,13 +290,7 @@ def _k1_outside() -> list[dict]:
 
 def _k1_decisions() -> dict:
     """The last decision run (benchmarks/k1_decision.py) per instance, if any."""
-    out: dict = {}
-    if K1_DECISION.exists():
-        for x in K1_DECISION.read_text().splitlines():
-            if x.strip():
-                r = json.loads(x)
-                out[(r["P"], r["m"], r["f"], r["b"])] = r
-    return out
+    return _last_rows(K1_DECISION)
 
 
 def _k1_verdict(r: dict, dec) -> tuple:
@@ -306,14 +306,7 @@ def _k1_verdict(r: dict, dec) -> tuple:
     dstat = None if dec is None else dec.get("status")
     dtext = "—" if dec is None else f"{dstat} ({dec.get('seconds')} s)"
     if r.get("schedule"):  # a recorded orders document: re-simulate it here
-        from schedules import simulate
-        from schedules.io import schedule_from_document
-
-        doc = json.loads((ROOT / r["schedule"]).read_text())
-        sim = simulate(schedule_from_document(doc))
-        if not (sim.valid and max(sim.peak_memory) <= 1 and sim.makespan == best):
-            raise ValueError(f"{r['schedule']} does not simulate to a valid K = 1 schedule of "
-                             f"makespan {best}")
+        _check_k1_schedule(json.loads((ROOT / r["schedule"]).read_text()), best, r["schedule"])
         if best == t3:
             return ("t3", f"T3 = OPT (`{r['schedule']}`, re-simulated here: makespan T3)", t3d,
                     dtext)
