@@ -5,7 +5,7 @@ Generates a mixed batch (default 20,000 instances: ``P <= 8``, ``m <= 32``,
 ``K in {1, 2, 3, inf}``, ``v in {1, 2}``, both placements, a third split, durations in
 ``{1, 2, 3}``), runs the CLI in-process (``pipebounds.cli.main``: JSON lines read, bounds,
 certification lookups, JSON list written; interpreter start-up and imports excluded, the first
-run loads data/optima.jsonl and is reported apart), prints instances/s, and checks the batch
+run loads pipebounds/data/optima.jsonl and is reported apart), prints instances/s, and checks the batch
 result against the per-instance path (:func:`pipebounds.cli.bound.bound_report`, i.e.
 :func:`bounds.lower_bound` plus :func:`pipebounds.certify.certify`) on a sample. Then times
 :func:`bounds.lower_bound` on single instances (microseconds per call).
@@ -73,7 +73,7 @@ def main_(argv=None) -> int:
     runs = [run_cli(path)[:2] for _ in range(args.repeat)]
     best, cpu = min(t for t, _ in runs), min(c for _, c in runs)
     print(f"bound --batch: {args.n} instances (mixed single/multi wave, fused/split, K in "
-          f"1,2,3,inf): first run {first:.3f} s (loads data/optima.jsonl), then best "
+          f"1,2,3,inf): first run {first:.3f} s (loads pipebounds/data/optima.jsonl), then best "
           f"{best:.3f} s wall of {args.repeat} -> {args.n / best:,.0f} instances/s wall clock, "
           f"{args.n / cpu:,.0f} instances per CPU-second ({cpu:.3f} s CPU)")
     # the batch equals the per-instance path on a sample

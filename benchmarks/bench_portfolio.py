@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=("all", "issue"), default="all")
     args = ap.parse_args(argv)
     from schedules import Instance
-    from schedules.search import solve
+    from pipebounds.search import solve
 
     solve(Instance(P=2, m=2, K=1), engine="portfolio")  # imports and bounds warm
     names = [n for n in SET if args.only == "all" or n.startswith("issue")]

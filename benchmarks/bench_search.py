@@ -8,7 +8,7 @@ Groups (the targets of the issue; docs/search.md reports the measured numbers):
 * ``k1``: ``P = 4, m = 10, K = 1, f = 1, b = 2``;
 * ``largest``: for each family and ``K`` in ``{1, 2, inf}``, the largest ``m`` proven within
   ``--largest-limit`` seconds (``m`` grows until a failure);
-* ``crosscheck``: every proven row of data/optima.jsonl with ``P m v <= --max-size`` (every
+* ``crosscheck``: every proven row of pipebounds/data/optima.jsonl with ``P m v <= --max-size`` (every
   ``--sample``-th) solved again by *both* engines without known schedules and without the
   theory's bound (so neither is seeded by other modules); counts the instances both prove and
   whether they agree.
@@ -37,7 +37,7 @@ from optima_table import instances  # noqa: E402
 
 def run_one(d: dict, engine: str, time_limit: float):
     from schedules import Instance
-    from schedules.search import solve
+    from pipebounds.search import solve
 
     inst = Instance.from_dict(d)
     t0 = time.monotonic()
@@ -99,7 +99,7 @@ def crosscheck(args) -> None:
 
     from optima_table import DEFAULT_OUT, read_table
     from schedules import Instance
-    from schedules.search import solve
+    from pipebounds.search import solve
 
     rows = [r for r in read_table(DEFAULT_OUT).values()
             if r["status"] == "optimal"

@@ -6,7 +6,7 @@ contribute terms through a function ``terms(inst) -> list[(name, value, exact)]`
 :mod:`bounds.single_wave` for ``v = 1``, :mod:`bounds.multi_wave` for ``v >= 2``. ``exact`` is
 True only where a *theorem* proves that term equal to the optimum for this instance (a pure
 condition on the instance: no search, no simulation). Exactness by an exhaustively checked
-range, a row of data/optima.jsonl, a certificate schedule or a solver proof is decided above the
+range, a row of pipebounds/data/optima.jsonl, a certificate schedule or a solver proof is decided above the
 bounds, by :mod:`pipebounds.certify`.
 
 Cost: every bound is positively homogeneous in the durations (scaling ``f, b, b_I, b_W, c`` by

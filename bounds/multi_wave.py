@@ -29,12 +29,12 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   GPU ``P-1``).
 * **MW5 looped optimum** (fused, looped, any ``v``): ``OPT = max(MW2, MW3)
   = (P - 1 + (v-1) max(m, P) + m)(f + b)`` when ``K = None`` or ``K >= v m``; the breadth-first
-  schedule of :mod:`schedules.constructions.multi_wave` reaches it.
+  schedule of :mod:`pipebounds.constructions.multi_wave` reaches it.
 * **MW6 vshape** (fused, vshape, ``v = 2``): ``OPT = max(MW2, MW4)`` is proven for ``m <= P``
   and every ``P, f, b`` (MW6b: ``OPT = MW4``) and for ``f = b`` with ``P | m`` (MW6a); it is
   *not* true in general (gaps with ``m > P`` found by exhaustive search); elsewhere exactness is
   claimed per instance when a certificate schedule reaches MW1, see
-  :mod:`schedules.constructions.multi_wave`.
+  :mod:`pipebounds.constructions.multi_wave`.
 * **MW7 memory slots** (finite ``K``, recomputation allowed): see :func:`memory_slots_value`.
 * **MW8 forced recomputation** (fused, ``K < v``): every GPU recomputes at least ``v - K``
   activations of each microbatch: ``T >= (v m + P - 1)(f + b) + m (v - K) f``; vshape with

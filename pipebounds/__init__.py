@@ -6,7 +6,7 @@ The public face of the toolkit. The layers, lowest first (docs/architecture.md):
   documents, the validator and the exact ASAP simulator; generators of the known schedules and
   rematerialization (:func:`fit_memory`, greedy; :func:`optimal_remat`, exact for a fixed order);
 - :mod:`bounds` — lower bounds as formulas (sympy and exact evaluation), nothing else;
-- :mod:`schedules.constructions`, :mod:`schedules.search` — constructive optimal schedules and
+- :mod:`pipebounds.constructions`, :mod:`pipebounds.search` — constructive optimal schedules and
   exact solvers;
 - :mod:`pipebounds` — certification ("is the bound the optimum here, and why"), the report and
   the command line.
@@ -38,15 +38,15 @@ except _metadata.PackageNotFoundError:  # running from a source tree that is not
 
 
 def solve(inst: Instance, *args, **kwargs):
-    """Exact search (:func:`schedules.search.solve`); imported on first use (it loads the solvers)."""
-    from schedules.search import solve as _solve
+    """Exact search (:func:`pipebounds.search.solve`); imported on first use (it loads the solvers)."""
+    from pipebounds.search import solve as _solve
 
     return _solve(inst, *args, **kwargs)
 
 
 def optimal_schedule(inst: Instance):
-    """A schedule proven optimal for an exact case (:func:`schedules.constructions.optimal_schedule`)."""
-    from schedules.constructions import optimal_schedule as _optimal
+    """A schedule proven optimal for an exact case (:func:`pipebounds.constructions.optimal_schedule`)."""
+    from pipebounds.constructions import optimal_schedule as _optimal
 
     return _optimal(inst)
 

@@ -1,7 +1,7 @@
 """Certification: is the lower bound the optimum of this instance, and why.
 
 The layer above :mod:`bounds` (formulas and what theorems prove) and
-:mod:`schedules.constructions` / :mod:`schedules.search` (schedules and solvers): the only place
+:mod:`pipebounds.constructions` / :mod:`pipebounds.search` (schedules and solvers): the only place
 that combines them. :func:`certify` answers with a :class:`Certification` whose ``basis`` names
 the evidence for the optimum, strongest and cheapest first:
 
@@ -12,17 +12,17 @@ the evidence for the optimum, strongest and cheapest first:
     search independent of the bound (:data:`CHECKED_RANGES`; scaling every duration scales every
     makespan, so the range covers every multiple of its duration ratios);
 ``table``
-    a row of data/optima.jsonl proven optimal independently of the theory (``"independent":
+    a row of pipebounds/data/optima.jsonl proven optimal independently of the theory (``"independent":
     true``) has the same instance (durations up to a common factor; ``K >= v m`` reads as
     unconstrained); the optimum is known even when it exceeds the bound;
 ``certificate``
-    a schedule (a construction of :mod:`schedules.constructions`, a known family of
+    a schedule (a construction of :mod:`pipebounds.constructions`, a known family of
     :mod:`schedules.generators` fitted to ``K`` with :func:`schedules.remat.fit_memory`, or one
     the caller passes) is valid, fits ``K`` and its simulated makespan equals the bound: a valid
     bound met by a feasible schedule. Tried only when ``seconds > 0`` (or for the schedules
     given);
 ``solver``
-    an exact solver proved the optimum (:func:`schedules.search.solve`, only with ``solver=True``
+    an exact solver proved the optimum (:func:`pipebounds.search.solve`, only with ``solver=True``
     and ``seconds > 0``);
 
 or None (nothing known). Lookups (theorem, checked, table) cost microseconds; certificates and
@@ -39,12 +39,10 @@ solver proofs are searches and only run when the caller grants the time.
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 from fractions import Fraction
-from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 import bounds
@@ -52,10 +50,11 @@ from bounds import LowerBound
 from schedules.instance import Instance
 from schedules.schedule import Schedule
 
+from .optima import independent_rows
+
 BASES = ("theorem", "checked", "table", "certificate", "solver")
 """The possible ``basis`` values (None: the optimum is not known)."""
 
-OPTIMA = Path(__file__).resolve().parent.parent / "data" / "optima.jsonl"
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ class Certification:
 class CheckedRange:
     """A range of instances on which the bound equals the optimum, confirmed by exact search
     independent of the bound: ``check`` names the proofs_checks check that re-confirms it (it
-    fails when an instance of the range is missing from data/optima.jsonl or has LB != OPT)."""
+    fails when an instance of the range is missing from pipebounds/data/optima.jsonl or has LB != OPT)."""
 
     id: str
     theorem: str
@@ -106,7 +105,7 @@ def _proportional(durs: tuple, grid) -> bool:
 
 SINGLE_SLOT_CHECKED: dict = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
 """T3 = OPT, fused ``K = 1``, ``v = 1``: ``P <= 5, m <= 8``, every ratio ``f : b`` of two
-durations of the grid (docs/theory.md section 5; 637 rows of data/optima.jsonl)."""
+durations of the grid (docs/theory.md section 5; 637 rows of pipebounds/data/optima.jsonl)."""
 
 SPLIT_SINGLE_SLOT_CHECKED: dict = {"P": 4, "m": 6, "durations": (1, 2, 3)}
 """T3's split form = OPT, ``K = 1``, ``v = 1``: ``P <= 4, m <= 6``, every ratio
@@ -194,24 +193,18 @@ def _row_key(row: dict) -> tuple[tuple, Fraction]:
 
 
 def optima_table() -> dict:
-    """``{table_key: optimum / f}`` of the rows of data/optima.jsonl proven optimal independently
+    """``{table_key: optimum / f}`` of the rows of pipebounds/data/optima.jsonl proven optimal independently
     of the theory (``"status": "optimal"``, ``"independent": true``; the last line of an
     instance wins). Read once per process."""
     global _TABLE
     if _TABLE is None:
         table: dict = {}
-        if OPTIMA.exists():
-            for line in OPTIMA.read_text().splitlines():
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                if row.get("independent") is not True or row.get("opt") is None:
-                    continue
-                key, f = _row_key(row)
-                if row.get("status") == "optimal":
-                    table[key] = _number(row["opt"]) / f
-                else:
-                    table.pop(key, None)
+        for row in independent_rows():
+            key, f = _row_key(row)
+            if row.get("status") == "optimal":
+                table[key] = _number(row["opt"]) / f
+            else:
+                table.pop(key, None)
         _TABLE = table
     return _TABLE
 
@@ -233,7 +226,7 @@ def int_key(P: int, m: int, K: Optional[int], v: int, vshape: bool, f: int, b: i
 
 
 def table_sizes() -> set[tuple[int, int]]:
-    """The ``(P, m)`` of the instances in data/optima.jsonl (a quick filter before a lookup)."""
+    """The ``(P, m)`` of the instances in pipebounds/data/optima.jsonl (a quick filter before a lookup)."""
     return {(k[0], k[1]) for k in optima_table()}
 
 
@@ -263,7 +256,7 @@ def optimum_by_int_key(key: tuple, g: int) -> Optional[Fraction]:
 
 
 def table_optimum(inst: Instance) -> Optional[Fraction]:
-    """The optimum of ``inst`` from data/optima.jsonl (scaled to its durations), or None."""
+    """The optimum of ``inst`` from pipebounds/data/optima.jsonl (scaled to its durations), or None."""
     opt = optima_table().get(_key(inst))
     return None if opt is None else opt * inst.f
 
@@ -288,10 +281,10 @@ def reaches(sched: Schedule, inst: Instance, target: Fraction, result=None) -> b
 
 def _candidates(inst: Instance, deadline: float) -> Iterable[tuple[Schedule, str]]:
     """Schedules to try as certificates, cheapest first: the construction of the exact cases
-    (:func:`schedules.constructions.optimal_schedule`; at ``K = 1`` the bounded search with a
+    (:func:`pipebounds.constructions.optimal_schedule`; at ``K = 1`` the bounded search with a
     node budget from the time left), then every known family fitted to ``K``."""
-    from schedules.constructions import optimal_schedule
-    from schedules.constructions.single_wave import single_slot_schedule
+    from pipebounds.constructions import optimal_schedule
+    from pipebounds.constructions.single_wave import single_slot_schedule
     from schedules.generators import GENERATORS, generate
     from schedules.remat import fit_memory
 
@@ -342,7 +335,7 @@ def certify(inst: Instance, seconds: float = 0, schedules: Iterable = (), table:
     ``seconds``: time it may spend on certificates (and the solver); 0 (the default) uses the
     lookups only and never searches. ``schedules``: schedules the caller already has (each a
     Schedule or ``(Schedule, SimulationResult)``), tried as certificates at no search cost.
-    ``table``: use data/optima.jsonl (a check of the table itself passes False). ``solver``:
+    ``table``: use pipebounds/data/optima.jsonl (a check of the table itself passes False). ``solver``:
     after the certificates, run the exact solver for the time left. ``lb``: the bound when the
     caller has computed it.
     """
@@ -363,14 +356,14 @@ def certify(inst: Instance, seconds: float = 0, schedules: Iterable = (), table:
             return answer("checked", value, detail=rng.id)
     known = table_optimum(inst) if table and standard else None
     if known is not None:  # the optimum: no schedule can reach a bound below it
-        return answer("table", known, detail=str(OPTIMA.name))
+        return answer("table", known, detail="optima.jsonl")
     start = time.monotonic()
     found = certificate(inst, value, seconds, schedules)
     if found is not None:
         return answer("certificate", value, found[0], found[1])
     left = seconds - (time.monotonic() - start)
     if solver and left > 0:
-        from schedules.search import solve
+        from pipebounds.search import solve
 
         res = solve(inst, time_limit=left)
         if res.status == "optimal" and res.makespan is not None:

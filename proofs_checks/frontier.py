@@ -1,7 +1,7 @@
 """Checks of the memory frontier K* (docs/theory_frontier.md, theorems KF0-KF3).
 
-* :func:`frontier_table`: on every independent single-wave fused row of data/optima.jsonl,
-  ``OPT(K) = T1`` exactly when ``K >= K*`` as computed by :func:`pipebounds.frontier.frontier`
+* :func:`frontier_table`: on every independent single-wave fused row of pipebounds/data/optima.jsonl,
+  ``OPT(K) = T1`` exactly when ``K >= K*`` as computed by :func:`pipebounds.services.frontier.frontier`
   (no solving: the construction and the bounds only), and K* is exact there. This is the
   agreement with optima found without any bound (``use_theory=False``).
 * :func:`frontier_grid`: ``frontier`` gives ``K_star_exact`` on every instance of the declared
@@ -104,13 +104,13 @@ def grid_exact(grid, frontier_fn, kf3_fn) -> CheckResult:
 
 
 def _frontier_no_solve(inst, nodes=None):
-    from pipebounds.frontier import frontier
+    from pipebounds.services.frontier import frontier
 
     return frontier(inst, time_limit=0, nodes=nodes)
 
 
 @check("KF0-KF3 memory frontier K* (agreement with independent optima)", kind="exhaustive",
-       range="every independent single-wave fused row of data/optima.jsonl with finite K")
+       range="every independent single-wave fused row of pipebounds/data/optima.jsonl with finite K")
 def frontier_table(ctx: Context) -> CheckResult:
     from .table import optima_rows
 
@@ -154,8 +154,8 @@ def kf2_matches_bound(ctx: Context) -> CheckResult:
 
 @check("K* bracket on split and multi-wave instances (agreement with independent optima)",
        kind="exhaustive",
-       range={"quick": "independent rows of data/optima.jsonl, split or v >= 2, P <= 2",
-              "full": "every independent row of data/optima.jsonl, split or v >= 2, finite K "
+       range={"quick": "independent rows of pipebounds/data/optima.jsonl, split or v >= 2, P <= 2",
+              "full": "every independent row of pipebounds/data/optima.jsonl, split or v >= 2, finite K "
                       "(1,594 rows, 649 instances)"})
 def frontier_table_general(ctx: Context) -> CheckResult:
     """No solving: the bracket ``[K_star_low, K_star_high]`` from the bounds and the known
@@ -201,7 +201,7 @@ def kf4_agreement(rows, kf4_fn) -> CheckResult:
 
 
 @check("KF4 v = 2 frontier (observed: looped P+1, vshape f=b 2P)", kind="exhaustive",
-       range="every v = 2 fused instance of data/optima.jsonl with m >= P in KF4's range")
+       range="every v = 2 fused instance of pipebounds/data/optima.jsonl with m >= P in KF4's range")
 def kf4_table(ctx: Context) -> CheckResult:
     from bounds.frontier import kf4_value
 

@@ -6,7 +6,7 @@ Instances are drawn at random (a fixed seed, so every run checks the same ones):
 ``f_s`` in 1..3 and ``b_s`` in 1..4 (split: ``b_I,s, b_W,s`` in 1..2), ``c`` in {0, 1},
 ``P <= 3``, ``m <= 3``, ``v`` in {1, 2} (``S <= 4``), both placements, fused or split,
 ``K`` in {1, 2, inf}; every instance has non-uniform durations. Each optimum is proven by
-:func:`schedules.search.solve` with ``use_theory=False`` and no known schedules (the engine
+:func:`pipebounds.search.solve` with ``use_theory=False`` and no known schedules (the engine
 alone, independent of the bounds); a sample is solved again by CP-SAT (also without the theory)
 and the two optima must agree. Instances the search does not prove within its time limit are
 counted apart, never as checked.
@@ -52,7 +52,7 @@ def random_instances(count: int, seed: int = 12) -> list[Instance]:
 
 
 def _optimum(inst: Instance, engine: str = "search") -> Optional[Fraction]:
-    from schedules.search import solve
+    from pipebounds.search import solve
 
     res = solve(inst, time_limit=TIME_LIMIT, engine=engine, use_known=False, use_theory=False)
     return res.makespan if res.status == "optimal" else None

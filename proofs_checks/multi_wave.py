@@ -3,8 +3,8 @@
 Symbolic checks: sympy verifies the identities and inequalities the proofs use.
 Exhaustive checks compare against exact optima computed *independently of the bound under
 test*: :func:`brute_force` below (an exhaustive search over active schedules, K = inf, fused or
-split, starting from the trivial bounds only), the rows of data/optima.jsonl, and fresh solves
-of :func:`schedules.search.solve` with its root bound replaced by the trivial terms (so the bound
+split, starting from the trivial bounds only), the rows of pipebounds/data/optima.jsonl, and fresh solves
+of :func:`pipebounds.search.solve` with its root bound replaced by the trivial terms (so the bound
 under test cannot leak into the optimum it is checked against).
 """
 
@@ -19,7 +19,7 @@ import sympy as sp
 from bounds import multi_wave as mw
 from bounds.evaluate import basic_terms, lower_bound
 from bounds.symbols import P, b, f, m, v
-from schedules.constructions.multi_wave import looped_bfs, optimal_schedule, vshape_certified
+from pipebounds.constructions.multi_wave import looped_bfs, optimal_schedule, vshape_certified
 from schedules.instance import Instance
 from schedules.simulate import simulate
 
@@ -151,9 +151,9 @@ def brute_force(inst: Instance, limit: int = 3_000_000) -> Optional[Fraction]:
 
 
 def _independent_solve(inst: Instance, time_limit: float):
-    """:func:`schedules.search.solve` proving with the engine alone (``use_theory=False``, no
+    """:func:`pipebounds.search.solve` proving with the engine alone (``use_theory=False``, no
     known schedules), so that the optimum does not depend on the bound being checked."""
-    from schedules.search import solve
+    from pipebounds.search import solve
 
     return solve(inst, time_limit=time_limit, use_known=False, use_theory=False)
 
@@ -426,7 +426,7 @@ def _fused_row(inst: Instance):
                       "v=3, P<=3, m<=4, 3 ratios; optima.jsonl rows v>=2, K None or >= vm"})
 def fused_exhaustive(ctx: Context) -> CheckResult:
     rows = _map(ctx, _fused_row, fused_range(ctx.mode))
-    # plus the exact optima of data/optima.jsonl with memory that does not bind
+    # plus the exact optima of pipebounds/data/optima.jsonl with memory that does not bind
     for inst, opt in optima_rows(lambda i: i.v >= 2 and not i.split and i.c == 0
                                  and (i.K is None or i.K >= i.v * i.m)):
         lb = lower_bound(inst)
@@ -442,7 +442,7 @@ def fused_exhaustive(ctx: Context) -> CheckResult:
             bad.append(f"{inst}: brute force exceeded its node limit")
             continue
         if opt == "solvers disagree":
-            bad.append(f"{inst.to_dict()}: brute force and schedules.search disagree ({ms})")
+            bad.append(f"{inst.to_dict()}: brute force and pipebounds.search disagree ({ms})")
             continue
         pairs.append((inst, lb, opt))
         if lb > opt:
@@ -501,9 +501,9 @@ def _memory_row(inst: Instance):
 
 @check("MW7 memory slots, MW8 forced recomputation (every multi-wave term) valid for finite K",
        theorems=("MW7", "MW8", "MW9", "MW8a", "MW8b"), kind="exhaustive",
-       range={"quick": "data/optima.jsonl rows with v>=2, finite K; fresh: P=2, m<=2, K<=2 "
+       range={"quick": "pipebounds/data/optima.jsonl rows with v>=2, finite K; fresh: P=2, m<=2, K<=2 "
                        "and P=3, m=1, K=1 vshape",
-              "full": "data/optima.jsonl rows with v>=2, finite K; fresh: P<=3, m<=3, K<=3"})
+              "full": "pipebounds/data/optima.jsonl rows with v>=2, finite K; fresh: P<=3, m<=3, K<=3"})
 def memory_exhaustive(ctx: Context) -> CheckResult:
     rows = [(i, lower_bound(i).value, o) for i, o in
             optima_rows(lambda i: i.v >= 2 and i.K is not None and i.c == 0)]
@@ -583,7 +583,7 @@ def vshape_wide(ctx: Context) -> CheckResult:
 
 def _construction_row(item):
     """``(construction name, instance) -> (instance, valid, makespan, lower bound)``."""
-    from schedules.constructions import multi_wave as cmw
+    from pipebounds.constructions import multi_wave as cmw
 
     name, inst = item
     res = simulate(getattr(cmw, name)(inst))
@@ -850,7 +850,7 @@ def time_reversal(ctx: Context) -> CheckResult:
        range={"quick": "m = 1, K = 1, v in {2, 3}, P <= 4, both placements, fused and split",
               "full": "m = 1, K = 1, v in {2, 3, 4}, P <= 8, both placements, fused and split"})
 def single_microbatch_multi_wave(ctx: Context) -> CheckResult:
-    """:func:`schedules.constructions.multi_wave.single_microbatch_schedule` is valid, holds one
+    """:func:`pipebounds.constructions.multi_wave.single_microbatch_schedule` is valid, holds one
     activation per GPU and its makespan equals MW1 (with MW8c's chains), which ``lower_bound``
     flags exact (MW8d)."""
     full = ctx.mode == "full"

@@ -6,7 +6,7 @@ split bound's reduction to the ZB-H1/ZB-H2 bubbles) and that every theorem's sym
 evaluates to the exact Fraction evaluator's value.
 
 Exhaustive checks: over a declared range, the exact optimum comes from
-:func:`schedules.search.solve` run **independently of the bound under test**
+:func:`pipebounds.search.solve` run **independently of the bound under test**
 (``use_theory=False``: the solver does not start from :func:`bounds.lower_bound`, so a wrong
 bound cannot certify itself); then ``LB <= OPT`` always,
 ``LB = OPT`` wherever ``exact`` is claimed, and every constructive schedule is valid, within
@@ -65,7 +65,7 @@ def _solve_one(job: tuple[dict, float]) -> dict:
     """Worker: the independent optimum of one instance, with the bound and the construction."""
     from bounds import lower_bound
     from schedules import Instance, simulate
-    from schedules.constructions import optimal_schedule
+    from pipebounds.constructions import optimal_schedule
 
     from pipebounds.certify import certify
 
@@ -76,7 +76,7 @@ def _solve_one(job: tuple[dict, float]) -> dict:
     # made from the same optima; no certificate search)
     exact = certify(inst, lb=lb, table=False).exact
     out = {"instance": raw, "lb": lb.value, "exact": exact, "terms": dict(lb.terms)}
-    from schedules.search import solve
+    from pipebounds.search import solve
 
     res = solve(inst, time_limit=time_limit, engine="search", use_theory=False)
     if res.status != "optimal":
@@ -277,7 +277,7 @@ def slot_edge_lemma(ctx: Context) -> CheckResult:
     ``> 1``; the check also fails if no instance attains equality with ``k >= 2``."""
     from bounds.single_wave import slot_edge
     from schedules import Instance
-    from schedules.constructions.single_wave import single_group_schedule, two_gpu_schedule
+    from pipebounds.constructions.single_wave import single_group_schedule, two_gpu_schedule
     from schedules.generators import generate
 
     full = ctx.mode == "full"
@@ -545,7 +545,7 @@ def dominance_and_monotonicity(ctx: Context) -> CheckResult:
 def one_f_one_b_reaches_fill_drain(ctx: Context) -> CheckResult:
     from bounds.single_wave import fill_drain_value
     from schedules import Instance, simulate
-    from schedules.constructions.single_wave import one_f_one_b
+    from pipebounds.constructions.single_wave import one_f_one_b
 
     full = ctx.mode == "full"
     Pr, mr = (range(1, 17), range(1, 33)) if full else (range(1, 9), range(1, 17))
@@ -575,7 +575,7 @@ def explicit_k1_constructions(ctx: Context) -> CheckResult:
     from bounds import lower_bound
     from bounds.single_wave import fill_drain_value, single_slot_value
     from schedules import Instance, simulate
-    from schedules.constructions.single_wave import single_group_schedule, two_gpu_schedule
+    from pipebounds.constructions.single_wave import single_group_schedule, two_gpu_schedule
 
     full = ctx.mode == "full"
     durs = [Fraction(x) for x in range(1, 8 if full else 6)] + [Fraction(1, 2), Fraction(3, 2)]
@@ -643,7 +643,7 @@ def _ratio(inst) -> tuple:
 
 @check("T3 on the table's K = 1 rows (valid everywhere; = OPT on the claimed range)",
        theorems=("T3",), kind="exhaustive",
-       range="independent K=1 rows of data/optima.jsonl (fused P <= 5, m <= 8, f, b in {1..5}; "
+       range="independent K=1 rows of pipebounds/data/optima.jsonl (fused P <= 5, m <= 8, f, b in {1..5}; "
              "split P <= 4, m <= 6, f, b_I, b_W in {1,2,3}; and more)")
 def single_slot_table(ctx: Context) -> CheckResult:
     """No solving: the optima were proven without the theory (``use_theory=False``) when the
@@ -693,7 +693,7 @@ def single_slot_table(ctx: Context) -> CheckResult:
     n_split = sum(i.split for i, _ in rows)
     ok = bool(rows) and not fails and not not_flagged
     detail = (fails[0] if fails else f"not flagged exact: {not_flagged[:2]}" if not_flagged
-              else "no K = 1 rows in data/optima.jsonl" if not rows
+              else "no K = 1 rows in pipebounds/data/optima.jsonl" if not rows
               else f"{len(rows) - len(gaps)} of {len(rows)} rows T3 = OPT ({n_split} split; "
                    f"{len(ratios)} duration ratios); outside the claimed ranges T3 < OPT on "
                    f"{len(gaps)}: " + ("; ".join(gaps[:3]) or "none"))
@@ -755,7 +755,7 @@ def single_microbatch_chain(ctx: Context) -> CheckResult:
     from bounds import lower_bound
     from bounds.evaluate import basic_terms
     from schedules import Instance, simulate
-    from schedules.constructions import optimal_schedule
+    from pipebounds.constructions import optimal_schedule
 
     durs = [dict(f=1, b=2), dict(f=3, b=1), dict(f=Fraction(1, 2), b=Fraction(5, 3)),
             dict(f=1, b_I=1, b_W=1), dict(f=2, b_I=1, b_W=3), dict(f=1, b_I=Fraction(3, 2), b_W=1)]
@@ -780,20 +780,20 @@ COUNTEREXAMPLE = (3, 12, 5, 3)  # P, m, f, b: T3 = 144 < OPT = 146 (docs/theory.
 
 @check("T3d coupled single slot (valid: <= every independent optimum; = OPT at P=3 m=12 f=5 "
        "b=3; never above T3 where T3 = OPT is certified)", theorems=("T3d",), kind="exhaustive",
-       range={"quick": "every independent K=1 fused v=1 row of data/optima.jsonl; every row of "
+       range={"quick": "every independent K=1 fused v=1 row of pipebounds/data/optima.jsonl; every row of "
                        "data/k1_question.jsonl; the schedules data/k1_*_reached_*.json; solved: "
                        "K=1, P <= 3, m <= 5, (f,b) in 5 pairs",
               "full": "the same rows and schedules; solved: K=1, P <= 4, m <= 8, f, b in {1..5} "
                       "coprime"})
 def coupled_slot_valid(ctx: Context) -> CheckResult:
     """T3d (``bounds.single_wave.coupled_slot_value``) against optima proven without any bound:
-    ``T3d <= OPT`` on every independent fused ``K = 1``, ``v = 1`` row of data/optima.jsonl and
+    ``T3d <= OPT`` on every independent fused ``K = 1``, ``v = 1`` row of pipebounds/data/optima.jsonl and
     ``T3d = OPT`` on the counterexample row (which must be present); on every row of
     data/k1_question.jsonl certified by a construction (a schedule of makespan T3, so T3 = OPT)
     ``T3d = T3``, and on the others ``T3d <=`` the best makespan found; every recorded schedule
     ``data/k1_*_reached_*.json`` is valid, holds one activation per GPU and ends no earlier
     than T3d (where it ends at T3d, T3d = OPT); and ``T3d <= OPT`` on instances solved here by
-    :func:`schedules.search.solve` with ``use_theory=False``."""
+    :func:`pipebounds.search.solve` with ``use_theory=False``."""
     import json
     from math import gcd
     from pathlib import Path
@@ -821,7 +821,7 @@ def coupled_slot_valid(ctx: Context) -> CheckResult:
             if val != opt:
                 fails.append(f"T3d {val} != OPT {opt} on the counterexample {COUNTEREXAMPLE}")
     if not cex_seen:
-        fails.append(f"no independent optimum of {COUNTEREXAMPLE} in data/optima.jsonl")
+        fails.append(f"no independent optimum of {COUNTEREXAMPLE} in pipebounds/data/optima.jsonl")
     root = Path(__file__).resolve().parent.parent
     k1 = [json.loads(line) for line in (root / K1_QUESTION).read_text().splitlines() if line]
     for row in k1:

@@ -1,4 +1,4 @@
-"""The table of optima (data/optima.jsonl) as evidence for the checks, and the check that
+"""The table of optima (pipebounds/data/optima.jsonl) as evidence for the checks, and the check that
 every bound holds on every row of it (:func:`table_rows`).
 
 Only rows proven optimal *independently of the theory* count (``"status": "optimal"`` and
@@ -8,20 +8,19 @@ took part in the proof); a malformed row raises instead of being skipped.
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
-from pathlib import Path
 from typing import Callable, cast
 
 from schedules import Instance
 
+from pipebounds.optima import independent_rows
+
 from .registry import CheckResult, Context, check
 
-OPTIMA = Path(__file__).resolve().parent.parent / "data" / "optima.jsonl"
 
 
 def optima_rows(pred: Callable[[Instance], bool]) -> list[tuple[Instance, Fraction]]:
-    """``(instance, opt)`` for the rows of data/optima.jsonl proven optimal independently of the
+    """``(instance, opt)`` for the rows of pipebounds/data/optima.jsonl proven optimal independently of the
     theory (``"independent": true``) that satisfy ``pred``."""
     # only optima proven without the theory's bound count as evidence for it
     return [(inst, opt) for inst, opt, status in table_rows_all()
@@ -31,10 +30,10 @@ def optima_rows(pred: Callable[[Instance], bool]) -> list[tuple[Instance, Fracti
 @check("Every bound on every table row (LB <= OPT; exact flags hold)",
        theorems=("T0", "T1", "T2", "T3", "S1", "S2", "S3", "MW1", "MW5", "MW6", "MW7", "MW8", "MW8d", "MW9"),
        kind="exhaustive",
-       range="every independent row of data/optima.jsonl (single and multi wave, fused and "
+       range="every independent row of pipebounds/data/optima.jsonl (single and multi wave, fused and "
              "split, every K)")
 def table_rows(ctx: Context) -> CheckResult:
-    """No solving: every row of data/optima.jsonl proven optimal without the theory must have
+    """No solving: every row of pipebounds/data/optima.jsonl proven optimal without the theory must have
     ``lower_bound <= OPT``, and ``OPT == lower_bound`` wherever exactness is claimed without
     the table (:func:`pipebounds.certify.certify` with ``table=False``: by theorem or checked
     range; certificates are schedules reaching the bound, exact by construction once the bound
@@ -85,12 +84,5 @@ def _terms_claimed_exact(inst: Instance) -> list[tuple[str, Fraction]]:
 
 def table_rows_all() -> list[tuple[Instance, Fraction, str]]:
     """``(instance, opt or incumbent, status)`` for every independent row with a makespan."""
-    out = []
-    if not OPTIMA.exists():
-        return out
-    for line in OPTIMA.read_text().splitlines():
-        row = json.loads(line)
-        if row.get("independent") is not True or row.get("opt") is None:
-            continue
-        out.append((Instance.from_dict(row), Fraction(str(row["opt"])), row["status"]))
-    return out
+    return [(Instance.from_dict(row), Fraction(str(row["opt"])), row["status"])
+            for row in independent_rows()]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipebounds.audit import (CLAIMS, VERDICTS, _condition_grid, audit, evaluate,
+from pipebounds.services.audit import (CLAIMS, VERDICTS, _condition_grid, audit, evaluate,
                                first_rank_idle_bound, json_value, markdown, rank_bubble,
                                remeasure, repeating_bubble, spans, zb_condition)
 from schedules.generators import generate

@@ -1,11 +1,11 @@
-"""pipebounds.best: every entry is the optimal remat of its family's (natural or fit_memory) order,
+"""pipebounds.services.best: every entry is the optimal remat of its family's (natural or fit_memory) order,
 never worse than fit_memory, never below the lower bound; the ranking is sorted."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipebounds.best import best, family_schedules
+from pipebounds.services.best import best, family_schedules
 from schedules import Instance, simulate
 from schedules.remat import fit_memory
 

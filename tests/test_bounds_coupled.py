@@ -105,7 +105,7 @@ def test_pour_and_minus_equal_brute_force():
 def test_exact_on_the_counterexample_and_never_below_t3():
     inst = Instance(P=3, m=12, K=1, f=5, b=3)
     assert sw.single_slot_value(inst) == 144
-    assert sw.coupled_slot_value(inst) == 146          # = OPT (CP-SAT, data/optima.jsonl)
+    assert sw.coupled_slot_value(inst) == 146          # = OPT (CP-SAT, pipebounds/data/optima.jsonl)
     lb = lower_bound(inst)
     assert lb.value == 146 and dict(lb.terms)["single_slot_coupled"] == 146
     assert "T3d" in lb.term_ids()

@@ -16,7 +16,7 @@ from bounds.evaluate import lower_bound
 from bounds.symbols import substitutions
 from proofs_checks.multi_wave import brute_force
 from schedules import Instance, simulate
-from schedules.constructions.multi_wave import looped_bfs
+from pipebounds.constructions.multi_wave import looped_bfs
 
 durations = st.fractions(min_value=Fraction(1, 4), max_value=4, max_denominator=4)
 

@@ -20,7 +20,7 @@ from bounds import single_wave as sw
 from bounds.symbols import K, P, b, b_I, b_W, exact_lambdify, f, m, substitutions
 from bounds.vectorized import lower_bound_fused, lower_bound_split
 from schedules import Instance, simulate
-from schedules.constructions import optimal_schedule
+from pipebounds.constructions import optimal_schedule
 
 
 exact_fn = exact_lambdify
@@ -229,7 +229,7 @@ def test_single_slot_exactness_outside_the_checked_range_rests_on_a_certificate(
     it, and it never searches); the certifier claims it exactly when the construction returns a
     schedule, and that schedule is a certificate: valid, one activation per GPU, makespan = LB."""
     from pipebounds.certify import certify, single_slot_checked
-    from schedules.constructions.single_wave import single_slot_schedule
+    from pipebounds.constructions.single_wave import single_slot_schedule
 
     inst = Instance(P=P_, m=m_, K=1, f=f_, b=b_)
     assert not single_slot_checked(inst)
@@ -247,7 +247,7 @@ def test_single_slot_exactness_outside_the_checked_range_rests_on_a_certificate(
 
 def test_single_slot_is_not_exact_at_the_counterexample():
     """P=3, m=12, f=5, b=3: T3 = 144 (hand-computed in docs/theory.md section 5) but OPT = 146
-    (data/optima.jsonl, independent CP-SAT): T3 stays below and claims no exactness; the bound
+    (pipebounds/data/optima.jsonl, independent CP-SAT): T3 stays below and claims no exactness; the bound
     is T3d = 146 (docs/theory.md, Theorem 3d), which no theorem claims exact: only the table's
     optimum makes it so."""
     from pipebounds.certify import certify
@@ -267,7 +267,7 @@ def test_single_slot_is_not_exact_at_the_counterexample():
 @given(st.integers(1, 40), st.integers(1, 7), st.integers(1, 7))
 def test_single_slot_is_exact_for_two_gpus(m_, f_, b_):
     """Theorem 3b: for P = 2 the explicit schedule reaches T3 at every size."""
-    from schedules.constructions.single_wave import two_gpu_schedule
+    from pipebounds.constructions.single_wave import two_gpu_schedule
 
     inst = Instance(P=2, m=m_, K=1, f=f_, b=b_)
     lb = lower_bound(inst)

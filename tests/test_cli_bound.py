@@ -81,7 +81,7 @@ def _bound(capsys, *args):
 
 
 def test_exact_basis_from_the_table_and_the_optimum_above_the_bound(capsys):
-    # P=4, m=8, K=2: LB 33 = OPT 33 proven by a row of data/optima.jsonl (no theorem covers it)
+    # P=4, m=8, K=2: LB 33 = OPT 33 proven by a row of pipebounds/data/optima.jsonl (no theorem covers it)
     res = _bound(capsys, "-P", "4", "-m", "8", "-K", "2")
     assert (res["exact"], res["exact_basis"], res["optimum"]) == (True, "table", 33)
     # P=3, m=2, K=2, v=2 vshape: LB 22 < OPT 24 (table): optimum known, not exact

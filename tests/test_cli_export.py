@@ -1,4 +1,4 @@
-"""``pipebounds export`` (chrome-trace, torch-csv) and schedules/interop/chrome_trace.py."""
+"""``pipebounds export`` (chrome-trace, torch-csv) and pipebounds/viz/chrome_trace.py."""
 
 from __future__ import annotations
 

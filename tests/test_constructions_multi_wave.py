@@ -1,4 +1,4 @@
-"""Multi-wave constructions (schedules/constructions/multi_wave.py): valid, makespan equal to
+"""Multi-wave constructions (pipebounds/constructions/multi_wave.py): valid, makespan equal to
 the lower bound (hence optimal), and equal to the exact optimum on small instances."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from bounds.evaluate import lower_bound
 from proofs_checks.multi_wave import brute_force
 from schedules import Instance, simulate
 from pipebounds.certify import certify
-from schedules.constructions import optimal_schedule
-from schedules.constructions.multi_wave import looped_bfs, looped_bfs_makespan, vshape_certified
+from pipebounds.constructions import optimal_schedule
+from pipebounds.constructions.multi_wave import looped_bfs, looped_bfs_makespan, vshape_certified
 
 durations = st.fractions(min_value=Fraction(1, 3), max_value=3, max_denominator=3)
 
@@ -87,7 +87,7 @@ def test_memory_and_out_of_scope_return_none():
 
 @pytest.mark.parametrize("P", [1, 2, 3, 5, 8])
 def test_vshape_periodic_reaches_mw4(P):
-    from schedules.constructions.multi_wave import vshape_periodic
+    from pipebounds.constructions.multi_wave import vshape_periodic
 
     for m in range(1, P + 1):
         inst = Instance(P=P, m=m, v=2, placement="vshape", f=Fraction(3, 2), b=Fraction(3, 2))
@@ -107,7 +107,7 @@ def test_vshape_periodic_reaches_mw4(P):
 @settings(max_examples=60, deadline=None)
 def test_vshape_small_m_reaches_mw4(P, data, f, b):
     """MW6b: for m <= P the explicit timetable is feasible and its makespan is MW4 = OPT."""
-    from schedules.constructions.multi_wave import vshape_small_m, vshape_small_m_times
+    from pipebounds.constructions.multi_wave import vshape_small_m, vshape_small_m_times
 
     m = data.draw(st.integers(1, P))
     inst = Instance(P=P, m=m, v=2, placement="vshape", f=f, b=b)
@@ -122,7 +122,7 @@ def test_vshape_small_m_reaches_mw4(P, data, f, b):
 
 
 def test_vshape_small_m_matches_brute_force():
-    from schedules.constructions.multi_wave import vshape_small_m
+    from pipebounds.constructions.multi_wave import vshape_small_m
 
     for P, m, f, b in ((3, 2, 1, 3), (3, 3, 3, 1), (2, 2, 2, 3)):
         inst = Instance(P=P, m=m, v=2, placement="vshape", f=f, b=b)

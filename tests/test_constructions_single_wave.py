@@ -1,4 +1,4 @@
-"""Single-wave constructions (schedules/constructions/single_wave.py; docs/theory.md).
+"""Single-wave constructions (pipebounds/constructions/single_wave.py; docs/theory.md).
 
 Every schedule returned is valid, within ``K`` and reaches the bound it claims (hence optimal);
 None is returned where no claim is made.
@@ -14,8 +14,8 @@ import pytest
 from bounds import lower_bound
 from bounds.single_wave import fill_drain_value, single_slot_value
 from schedules import Instance, simulate
-from schedules.constructions import optimal_schedule
-from schedules.constructions.single_wave import list_schedule, one_f_one_b, single_slot_schedule
+from pipebounds.constructions import optimal_schedule
+from pipebounds.constructions.single_wave import list_schedule, one_f_one_b, single_slot_schedule
 
 
 def check(sched, K):

@@ -1,4 +1,4 @@
-"""The CP-SAT engine (schedules.search.cpsat): valid schedules, honest statuses, and agreement
+"""The CP-SAT engine (pipebounds.search.cpsat): valid schedules, honest statuses, and agreement
 with the branch-and-bound search on every sampled instance both finish."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from schedules import Instance, simulate  # noqa: E402
-from schedules.search import solve  # noqa: E402
+from pipebounds.search import solve  # noqa: E402
 
 SAMPLE = [
     dict(P=2, m=3, K=1), dict(P=3, m=3, K=2), dict(P=3, m=4, K=1, f=2, b=3),
@@ -49,8 +49,8 @@ def test_sequential_engine_hands_what_the_search_leaves_open_to_cpsat(monkeypatc
     """``solve_auto`` (search first, then CP-SAT): a hard two-wave instance is proven (CP-SAT
     closes what the short search slice leaves open), agrees with CP-SAT alone, and the result
     says which runs it made."""
-    from schedules.search import portfolio
-    from schedules.search.solve import solve_auto
+    from pipebounds.search import portfolio
+    from pipebounds.search.solve import solve_auto
 
     monkeypatch.setattr(portfolio, "SEQUENTIAL_SEARCH_SLICE", (0.25, 0.2))  # search gives up
     inst = Instance(P=3, m=2, K=3, v=2, placement="vshape")
@@ -71,7 +71,7 @@ def test_cpsat_memory_in_bytes_equals_brute_force():
     from reference_sim import _gpu_orders
     from schedules import Instance, Schedule, simulate
     from schedules.memory import MemoryModel
-    from schedules.search import solve
+    from pipebounds.search import solve
 
     cases = [
         Instance(P=2, m=2, f=[1, 2], b=[2, 1], memory=MemoryModel(

@@ -9,9 +9,9 @@ import pytest
 
 from bounds import frontier as kf
 from bounds.frontier import fill_drain, kf3_value, memory_time_threshold, single_slot_free
-from pipebounds.frontier import frontier
+from pipebounds.services.frontier import frontier
 from proofs_checks.frontier import grid_exact, table_agreement
-from schedules.constructions.frontier import frontier_schedule
+from pipebounds.constructions.frontier import frontier_schedule
 from schedules.instance import Instance
 from schedules.simulate import simulate
 
@@ -70,7 +70,7 @@ def test_cli_frontier_json():
 
 
 def _rows():
-    # hand-made rows in the table's form, values proven by the exact engine (data/optima.jsonl)
+    # hand-made rows in the table's form, values proven by the exact engine (pipebounds/data/optima.jsonl)
     base = Instance(P=4, m=8, f=1, b=2)
     return [(base.with_(K=1), Fraction(36)), (base.with_(K=2), Fraction(33)),
             (base.with_(K=3), Fraction(33))]

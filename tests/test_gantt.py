@@ -1,4 +1,4 @@
-"""Gantt charts (schedules/gantt.py) and ``pipebounds gantt``."""
+"""Gantt charts (pipebounds/viz/gantt.py) and ``pipebounds gantt``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from schedules.remat import fit_memory
 
 pytest.importorskip("matplotlib")
 
-from schedules.gantt import GanttError, plot_gantt, save_gantt  # noqa: E402
+from pipebounds.viz.gantt import GanttError, plot_gantt, save_gantt  # noqa: E402
 
 
 def bar_boxes(ax, prefix="ops-"):
@@ -77,7 +77,7 @@ def test_structurally_invalid_schedule_refused():
 def test_deadlock_drawn_as_far_as_it_runs(tmp_path, capsys):
     from pipebounds.cli import main
     from schedules import Schedule
-    from schedules.gantt_data import gantt_data
+    from pipebounds.viz.gantt_data import gantt_data
     # GPU 0 lists 0B1 before 0F1: 0B1 needs 1B1, which needs 1F1, which needs 0F1
     bad = Schedule.from_strings(Instance(P=2, m=2), {0: ["0F0", "0B0", "0B1", "0F1"],
                                                      1: ["1F0", "1B0", "1F1", "1B1"]})
@@ -171,7 +171,7 @@ def test_cli_gantt_invalid_exits_1_and_writes(tmp_path, capsys):
 def test_library_never_switches_the_backend():
     code = ("import matplotlib; matplotlib.use('svg'); import tempfile, os\n"
             "from schedules import Instance\nfrom schedules.generators import generate\n"
-            "from schedules.gantt import plot_gantt, save_gantt\n"
+            "from pipebounds.viz.gantt import plot_gantt, save_gantt\n"
             "s = generate('1f1b', Instance(P=2, m=2)); plot_gantt(s)\n"
             "save_gantt(s, os.path.join(tempfile.mkdtemp(), 'g.png'))\n"
             "print(matplotlib.get_backend())")
@@ -180,7 +180,7 @@ def test_library_never_switches_the_backend():
 
 
 def test_aggregated_bands_sum_to_busy_time():
-    from schedules.gantt_data import busy_bands, gantt_data
+    from pipebounds.viz.gantt_data import busy_bands, gantt_data
     sched = fit_memory(generate("zb-h1", Instance(P=3, m=6, b_I=1, b_W=1)), 2)
     data = gantt_data(sched)
     res = simulate(sched)
@@ -202,7 +202,7 @@ def test_aggregated_bands_sum_to_busy_time():
 def test_memory_steps_match_the_profile():
     from fractions import Fraction
 
-    from schedules.gantt_data import gantt_data
+    from pipebounds.viz.gantt_data import gantt_data
     sched = fit_memory(generate("1f1b", Instance(P=3, m=5)), 2)
     data = gantt_data(sched)
     res = simulate(sched)
@@ -231,7 +231,7 @@ def test_memory_panel_in_bytes(tmp_path):
     """A document with a memory model: the panel plots bytes (its curves reach peak_bytes) and
     the budget line."""
     from schedules import Instance, simulate
-    from schedules.gantt import plot_gantt
+    from pipebounds.viz.gantt import plot_gantt
     from schedules.generators import generate
     from schedules.memory import MemoryModel
 
@@ -247,7 +247,7 @@ def test_memory_panel_in_bytes(tmp_path):
 
 def test_comm_deadlock_drawn_by_its_op_orders_and_exit_1(tmp_path, capsys):
     from pipebounds.cli import main
-    from schedules.gantt_data import gantt_data
+    from pipebounds.viz.gantt_data import gantt_data
     from schedules.interop import from_pipeline_order
     hang = [["0F0", "0RECV_B0", "0SEND_F0", "0B0"], ["1RECV_F0", "1F0", "1B0", "1SEND_B0"]]
     sched = from_pipeline_order(hang, Instance(P=2, m=1))

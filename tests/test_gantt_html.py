@@ -1,4 +1,4 @@
-"""The interactive Gantt page (schedules/gantt_html.py, ``pipebounds gantt -o X.html``), checked
+"""The interactive Gantt page (pipebounds/viz/gantt_html.py, ``pipebounds gantt -o X.html``), checked
 in the figure data and in a real headless Chromium (Debian's ``chromium``; the browser tests skip
 only when it is not installed)."""
 
@@ -19,8 +19,8 @@ from schedules.remat import fit_memory
 
 pytest.importorskip("plotly")
 
-from schedules.gantt_data import gantt_data  # noqa: E402
-from schedules.gantt_html import gantt_figure, gantt_html  # noqa: E402
+from pipebounds.viz.gantt_data import gantt_data  # noqa: E402
+from pipebounds.viz.gantt_html import gantt_figure, gantt_html  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_browser = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")

@@ -1,4 +1,4 @@
-"""The layers of GUIDE.md, as data, checked on the source: every module of the package is parsed
+"""The layers of docs/architecture.md, as data, checked on the source: every module of the package is parsed
 with ``ast`` (imports inside functions count too), and the test fails when a module imports
 from a layer it may not use, or when two modules import each other."""
 
@@ -12,32 +12,47 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("schedules", "bounds", "pipebounds", "proofs_checks")
 
-# layer name -> module-name prefixes (a module belongs to the layer of its longest prefix)
+# The layers are folders (docs/architecture.md), lowest first. A module belongs to the layer of
+# its longest prefix. Inside ``schedules/`` the model files sit below the simulator, and the
+# simulator below the generators and remat (one package, three floors).
 LAYERS: dict[str, tuple[str, ...]] = {
-    "model": ("schedules.instance", "schedules.ops", "schedules.schedule", "schedules.io",
-              "schedules.limits", "schedules.numbers", "schedules.memory",
-              "schedules.progress"),
-    "simulate": ("schedules.compiled", "schedules.simulate", "schedules.validate", "schedules"),
-    "generators": ("schedules.generators", "schedules.remat", "schedules.remat_optimal",
-                   "schedules.gantt", "schedules.gantt_html",
-                   "schedules.interop"),
+    # schedules/: the schedule side (model, simulate, generators, remat, document formats)
+    "schedules.model": ("schedules.instance", "schedules.ops", "schedules.schedule", "schedules.io",
+                        "schedules.limits", "schedules.numbers", "schedules.memory",
+                        "schedules.progress", "schedules.errors"),
+    "schedules.simulate": ("schedules.compiled", "schedules.simulate", "schedules.validate",
+                           "schedules.comms", "schedules"),
+    "schedules.generators": ("schedules.generators", "schedules.remat", "schedules.remat_optimal",
+                             "schedules.interop"),
+    # bounds/: the formulas and the one theorem registry (functions of the instance)
     "bounds": ("bounds",),
-    "solvers": ("schedules.constructions", "schedules.search"),
-    "certification": ("pipebounds.certify",),
-    "top": ("pipebounds", "proofs_checks"),
+    # pipebounds/: exact engines, then certification, then services, then the CLI and the face
+    "pipebounds.engines": ("pipebounds.constructions", "pipebounds.search"),
+    "pipebounds.certify": ("pipebounds.certify", "pipebounds.optima"),
+    "pipebounds.services": ("pipebounds.services", "pipebounds.sweep", "pipebounds.viz",
+                            "pipebounds.torch", "pipebounds.synthesis"),
+    "pipebounds.cli": ("pipebounds.cli", "pipebounds.__main__"),
+    "pipebounds": ("pipebounds",),
+    # proofs_checks/: the machine checks, on top of everything they check
+    "proofs_checks": ("proofs_checks",),
 }
 
-# layer -> the layers its modules may import (GUIDE.md: imports point one way; bounds are
-# formulas and import only the model)
-MAY_IMPORT: dict[str, set[str]] = {
-    "model": {"model"},
-    "simulate": {"model", "simulate"},
-    "generators": {"model", "simulate", "generators"},
-    "bounds": {"model", "bounds"},
-    "solvers": {"model", "simulate", "generators", "bounds", "solvers"},
-    "certification": {"model", "simulate", "generators", "bounds", "solvers", "certification"},
-    "top": set(LAYERS),
-}
+ORDER = list(LAYERS)
+"""Lowest first: a layer may import itself and every layer before it, never one after it."""
+
+MAY_IMPORT: dict[str, set[str]] = {lay: set(ORDER[:i + 1]) for i, lay in enumerate(ORDER)}
+# the public face and the CLI are alternatives at the top: the CLI may read the face's version
+MAY_IMPORT["pipebounds.cli"].add("pipebounds")
+
+
+def test_layers_are_folders():
+    """Each layer outside schedules/ is a package folder (or a module) of its own."""
+    for lay, prefixes in LAYERS.items():
+        for pre in prefixes:
+            parts = pre.split(".")
+            path = ROOT.joinpath(*parts)
+            assert path.is_dir() or path.with_suffix(".py").is_file() or pre in (
+                "pipebounds.torch", "pipebounds.synthesis", "schedules.errors"), pre
 
 
 def modules() -> dict[str, Path]:
@@ -114,10 +129,10 @@ def test_the_check_can_fail(tmp_path):
     """A planted upward import and a planted circle are found."""
     (tmp_path / "bounds").mkdir()
     up = tmp_path / "bounds" / "x.py"
-    up.write_text("def f():\n    from schedules.constructions import optimal_schedule\n")
-    known = {"bounds.x": up, "schedules.constructions": up}
-    assert imports("bounds.x", up, known) == {"schedules.constructions"}
-    assert layer_of("schedules.constructions") not in MAY_IMPORT[layer_of("bounds.x")]
+    up.write_text("def f():\n    from pipebounds.constructions import optimal_schedule\n")
+    known = {"bounds.x": up, "pipebounds.constructions": up}
+    assert imports("bounds.x", up, known) == {"pipebounds.constructions"}
+    assert layer_of("pipebounds.constructions") not in MAY_IMPORT[layer_of("bounds.x")]
     a, b = tmp_path / "a.py", tmp_path / "b.py"
     a.write_text("from .b import g\n")
     b.write_text("def g():\n    from . import a\n")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bounds import lower_bound
 from bounds.multi_wave import gpu_subset_value, single_slot_chain, single_slot_value
 from schedules import Instance
-from schedules.search import solve
+from pipebounds.search import solve
 
 
 def test_one_microbatch_chain_waits_for_each_recomputation():
@@ -41,7 +41,7 @@ def test_recomputation_chain_only_at_K1():
     ("vshape", 3, 2, 3, 40, 39)])
 def test_mw9_with_K_equal_v(placement, m, f, b, opt, others):
     # K = v = 2: a microbatch keeping both its stages fills both slots during its top hold;
-    # OPT from data/optima.jsonl (use_theory=False), re-solved here
+    # OPT from pipebounds/data/optima.jsonl (use_theory=False), re-solved here
     inst = Instance(P=2, m=m, v=2, K=2, placement=placement, f=f, b=b)
     rest = max(v for name, v in lower_bound(inst).terms if name != "mw_single_slot")
     assert rest == others
@@ -51,7 +51,7 @@ def test_mw9_with_K_equal_v(placement, m, f, b, opt, others):
 
 @pytest.mark.parametrize("placement", ["looped", "vshape"])
 def test_mw9_reaches_the_optimum_where_it_binds(placement):
-    # vshape P = 2, m = 5, f = 2, b = 1: OPT 47 (data/optima.jsonl), MW9 = 47 > every other term
+    # vshape P = 2, m = 5, f = 2, b = 1: OPT 47 (pipebounds/data/optima.jsonl), MW9 = 47 > every other term
     inst = Instance(P=2, m=5, v=2, K=1, placement=placement, f=2, b=1)
     assert lower_bound(inst).value == single_slot_value(inst)
     assert single_slot_value(inst) == {"looped": 44, "vshape": 47}[placement]
@@ -85,7 +85,7 @@ def test_k1_multi_wave_bound_is_valid(placement, m, f, b, b_W):
 def test_one_microbatch_at_K1_is_exact(P, v, placement, f, b, b_W):
     # MW8d: the forced-recomputation chain is a schedule; it reaches MW1, flagged exact
     from schedules import simulate
-    from schedules.constructions.multi_wave import optimal_schedule
+    from pipebounds.constructions.multi_wave import optimal_schedule
 
     durs = dict(f=f, b=b) if b_W is None else dict(f=f, b_I=b, b_W=b_W)
     inst = Instance(P=P, m=1, v=v, K=1, placement=placement, **durs)

@@ -1,5 +1,5 @@
-"""The portfolio engine (schedules.search.portfolio), the symmetry rules of the CP-SAT model
-(schedules.search.symmetry), and ``pipebounds solve``'s time limit and signals."""
+"""The portfolio engine (pipebounds.search.portfolio), the symmetry rules of the CP-SAT model
+(pipebounds.search.symmetry), and ``pipebounds solve``'s time limit and signals."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from schedules import Instance, simulate
 from schedules.io import schedule_from_document
 from schedules.ops import Op
 from schedules.schedule import Schedule
-from schedules.search import solve
-from schedules.search.cpsat import solve_cpsat
-from schedules.search.incumbent import known_schedules
-from schedules.search.symmetry import canonical, violations
+from pipebounds.search import solve
+from pipebounds.search.cpsat import solve_cpsat
+from pipebounds.search.incumbent import known_schedules
+from pipebounds.search.symmetry import canonical, violations
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,7 +78,7 @@ def test_statuses_are_honest_under_a_tiny_time_limit(engine):
 
 
 def test_portfolio_stops_on_request_with_the_best_found():
-    from schedules.search import Channel
+    from pipebounds.search import Channel
 
     class StopAfter(Channel):
         def __init__(self):
@@ -225,7 +225,7 @@ def test_bad_time_limit_exits_2(capsys):
 
 
 def _in_daemon(q):
-    from schedules.search.portfolio import solve_portfolio
+    from pipebounds.search.portfolio import solve_portfolio
 
     res = solve_portfolio(Instance(P=2, m=3, K=2, v=2, placement="vshape"), time_limit=60)
     q.put((res.status, res.makespan, [e for e, _, _ in res.stats["engines"]]))

@@ -47,7 +47,7 @@ def test_fit_memory_reports_through_a_callback():
 
 
 def test_report_progress_one_step_per_setting():
-    from pipebounds.report import build_report
+    from pipebounds.services.report import build_report
     calls = []
     reps = build_report([("a", Instance(P=2, m=2)), ("b", Instance(P=2, m=3))],
                         progress=lambda done, total: calls.append((done, total)))

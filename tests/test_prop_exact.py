@@ -4,8 +4,8 @@ Three independent sources of the optimum are compared:
 
 * ``reference_optimum`` (tests/reference_sim.py): exhaustive enumeration of per-GPU orders,
   written for these tests, feasible only on tiny instances;
-* :func:`schedules.search.solve`, the exact search;
-* :func:`schedules.constructions.optimal_schedule`, the constructive optima of the exact cases;
+* :func:`pipebounds.search.solve`, the exact search;
+* :func:`pipebounds.constructions.optimal_schedule`, the constructive optima of the exact cases;
 
 against :func:`bounds.evaluate.lower_bound`: ``LB <= OPT`` always, ``LB == OPT`` when the bound
 says ``exact``, a construction's makespan ``== LB`` when it is an exact case, never above the
@@ -22,8 +22,8 @@ from hypothesis import event, given, settings, strategies as st
 from bounds.evaluate import lower_bound
 from reference_sim import reference_optimum
 from schedules import Instance, simulate
-from schedules.constructions import optimal_schedule
-from schedules.search import solve
+from pipebounds.constructions import optimal_schedule
+from pipebounds.search import solve
 from strategies import instances, note_schedule, scaled
 
 # Tiny instances where exhaustive enumeration takes well under a second each.

@@ -174,7 +174,7 @@ def _tight_rows(fn, domain, limit=4):
 def test_a_bound_too_large_is_caught(monkeypatch, theorem, how):
     module, name, domain = VALUE_BOUNDS[theorem]
     rows = _tight_rows(getattr(module, name), domain)
-    assert rows, f"{theorem}: no row of data/optima.jsonl where the bound is tight"
+    assert rows, f"{theorem}: no row of pipebounds/data/optima.jsonl where the bound is tight"
     assert _run_table_check(monkeypatch, rows).ok  # unmutated: passes
     monkeypatch.setattr(module, name, how(getattr(module, name)))
     res = _run_table_check(monkeypatch, rows)

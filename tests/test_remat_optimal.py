@@ -203,7 +203,7 @@ def test_valid_not_worse_than_fit_memory_not_below_bound(case):
 
 
 def test_1f1b_P4_m8_K1():
-    """fit_memory gets 39; the order-free optimum is 36 (data/optima.jsonl)."""
+    """fit_memory gets 39; the order-free optimum is 36 (pipebounds/data/optima.jsonl)."""
     base = generate("1f1b", Instance(P=4, m=8))
     res = optimal_remat(base, K=1)
     assert res.status == "optimal" and res.makespan <= 39

@@ -1,4 +1,4 @@
-"""The exact search (schedules.search): validity, honesty of statuses, optimality checked against
+"""The exact search (pipebounds.search): validity, honesty of statuses, optimality checked against
 an independent brute force, hand-derived optima, random valid schedules and the table of optima."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from schedules import Instance, Op, Schedule, simulate
-from schedules.search import solve
-from schedules.search.bnb import Search
-from schedules.search.model import Model
+from pipebounds.search import solve
+from pipebounds.search.bnb import Search
+from pipebounds.search.model import Model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE = os.path.join(ROOT, "data", "optima.jsonl")
@@ -137,7 +137,7 @@ def test_search_finds_only_better_than_upper():
 
 def test_table_sample_matches_fresh_solves():
     if not os.path.exists(TABLE):
-        pytest.skip("data/optima.jsonl not generated yet")
+        pytest.skip("pipebounds/data/optima.jsonl not generated yet")
     with open(TABLE, encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
     small = [r for r in rows if r["status"] == "optimal" and r["P"] * r["m"] * r["v"] <= 8]

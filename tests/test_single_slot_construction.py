@@ -1,4 +1,4 @@
-"""The ``K = 1`` bounded search (schedules/constructions/single_wave.py, ``single_slot_search``).
+"""The ``K = 1`` bounded search (pipebounds/constructions/single_wave.py, ``single_slot_search``).
 
 It returns a schedule only when its simulated makespan equals Theorem 3 (then optimal); its
 pruning is Theorem 3's own per-GPU argument, so below the bound it must find nothing.
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from bounds.single_wave import _single_slot_W, single_slot_value
 from schedules import Instance, simulate
-from schedules.constructions.single_wave import (
+from pipebounds.constructions.single_wave import (
     _bounded_search, _waste_floor, single_group_schedule, single_slot_schedule, single_slot_search,
     two_gpu_schedule)
 

@@ -1,4 +1,4 @@
-"""The table check of proofs_checks (every bound on every row of data/optima.jsonl) holds, and
+"""The table check of proofs_checks (every bound on every row of pipebounds/data/optima.jsonl) holds, and
 fails when a bound is wrong: it is a check that can fail."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 JSON ``claims``: list of ``{claim, source, definition, verdict, range, counterexample}`` (plus
 ``id``, ``schedule``, ``instances``, ``failures``, ``note``); the counterexample is an orders
 document with ``claimed`` and ``measured`` keys (null when the claim holds). ``--markdown``
-prints docs/claims.md. Library: :mod:`pipebounds.audit`.
+prints docs/claims.md. Library: :mod:`pipebounds.services.audit`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from pipebounds.audit import audit, markdown, verdict_json
+    from pipebounds.services.audit import audit, markdown, verdict_json
     from .common import CLIError
 
     verdicts = audit(args.only)

@@ -1,7 +1,7 @@
 """``pipebounds best <instance> [-K N | --budget-bytes X --memory JSON] [--backward]
 [--time-limit S] [--solve-time-limit S] [--json]`` (CLI.md, docs/remat.md).
 
-Every applicable family, optimally rematerialized to the budget (:func:`pipebounds.best.best`),
+Every applicable family, optimally rematerialized to the budget (:func:`pipebounds.services.best.best`),
 ranked by makespan. JSON: ``ranking`` (list of ``{family, makespan, makespan_exact, peak,
 status, order, recomputed}``, best first; ``order``: ``natural`` or ``fit_memory``, the
 family's order after fit_memory moved W ops earlier), ``lower_bound`` (+ ``_exact``), ``optimum``
@@ -79,7 +79,7 @@ def _memory_arg(text: str):
 def run(args) -> int:
     from schedules.instance import InstanceError, to_fraction
     from schedules.remat import RematError
-    from ..best import best
+    from pipebounds.services.best import best
 
     inst = instance_from_args(args)
     budget = None

@@ -6,7 +6,7 @@ bound is proven equal to the optimum for this instance), ``exact_basis`` (why:
 :mod:`pipebounds.certify`), ``optimum`` and ``optimum_exact`` (the optimum when known by any
 basis, else null; it may exceed the bound), ``terms`` (list of ``{name, id, value,
 value_exact}``, ``id`` the theorem id of docs/theory*.md). Without ``--certify`` the command
-only evaluates formulas and looks up the checked ranges and data/optima.jsonl (never searches);
+only evaluates formulas and looks up the checked ranges and pipebounds/data/optima.jsonl (never searches);
 ``--certify S`` may spend up to ``S`` seconds per instance on a certificate schedule and then
 the exact solver. In batch mode: a JSON list, one result per input line with its
 ``instance``; a bad line gives ``{"instance": ..., "error": ...}`` and the others go on.

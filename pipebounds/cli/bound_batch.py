@@ -3,7 +3,7 @@
 The lines are parsed in one ``json.loads`` call; every line with integer fields in the ranges of
 :data:`bounds.batch.LIMITS` (named placement, integer durations, no delay) goes through the
 array evaluation :func:`bounds.batch.lower_bounds` and the lookups of
-:mod:`pipebounds.certify` (checked ranges vectorised, data/optima.jsonl by an integer key);
+:mod:`pipebounds.certify` (checked ranges vectorised, pipebounds/data/optima.jsonl by an integer key);
 any other line (a rational duration, ``stage_to_rank``, ``c``, a bad value, ...) through the
 per-instance path of :func:`pipebounds.cli.bound.bound_report`, which also writes the error of a
 bad line. The output objects are the same either way (tests/test_cli_bound.py compares them);

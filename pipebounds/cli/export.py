@@ -3,7 +3,7 @@ another tool's format (CLI.md, docs/interop.md).
 
 ``chrome-trace``: Trace Event JSON for Perfetto / chrome://tracing, one track per GPU, one event
 per op, ``ts``/``dur`` in µs (``--us-per-unit``, default 1 µs per model time unit), memory
-counters (schedules/interop/chrome_trace.py). ``torch-csv``: the ``compute_only`` CSV that torch
+counters (pipebounds/viz/chrome_trace.py). ``torch-csv``: the ``compute_only`` CSV that torch
 2.13's ``_PipelineScheduleRuntime._load_csv`` reads (one row per rank); a schedule with ``R`` ops
 is refused (exit 2): torch has no recompute action. An invalid document is still exported
 (chrome-trace needs a timing) and the command then exits 1, naming the first violation.
@@ -46,8 +46,8 @@ def run(args) -> int:
         check_output_path(args.output)
     schedule = read_one_schedule(args.file, "export writes")
     if args.format == "chrome-trace":
-        from schedules.gantt_data import GanttError
-        from schedules.interop.chrome_trace import chrome_trace
+        from pipebounds.viz.gantt_data import GanttError
+        from pipebounds.viz.chrome_trace import chrome_trace
 
         try:
             trace = chrome_trace(schedule, float(scale))

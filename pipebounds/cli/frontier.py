@@ -28,7 +28,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from pipebounds.frontier import frontier, frontier_report
+    from pipebounds.services.frontier import frontier, frontier_report
     from .common import CLIError
 
     if args.time_limit < 0:

@@ -2,7 +2,7 @@
 
 One row per GPU, ops coloured by kind with their microbatch, idle time visible, the makespan and
 peak memory in the title, and a memory panel (``--no-memory`` drops it from pictures). ``.html``
-writes a self-contained interactive page (schedules/gantt_html.py; needs plotly, extra
+writes a self-contained interactive page (pipebounds/viz/gantt_html.py; needs plotly, extra
 ``interactive``). Past ``--detail-limit`` ops the chart aggregates (busy fraction per GPU in time
 bins; the title says so). An invalid schedule (memory above ``K``, a deadlock, a send/receive
 order that hangs) is drawn with its violations marked and the command exits 1; one with
@@ -55,7 +55,7 @@ def run(args) -> int:
         except ImportError:
             raise CLIError("an .html Gantt needs plotly: pip install 'pipebounds[interactive]'") \
                 from None
-    from schedules.gantt_data import GanttError, gantt_data
+    from pipebounds.viz.gantt_data import GanttError, gantt_data
 
     big = schedule.num_ops > 5000
     bar = progress_bar(3, "gantt", enabled=False if args.quiet else (None if big else False))
@@ -71,11 +71,11 @@ def run(args) -> int:
     try:
         with atomic_output(args.output) as tmp:
             if ext == ".html":
-                from schedules.gantt_html import save_gantt_html
+                from pipebounds.viz.gantt_html import save_gantt_html
 
                 save_gantt_html(schedule, tmp, title=args.title, data=data, **kw)
             else:
-                from schedules.gantt import save_gantt
+                from pipebounds.viz.gantt import save_gantt
 
                 save_gantt(schedule, tmp, memory=not args.no_memory, title=args.title,
                            data=data, **kw)

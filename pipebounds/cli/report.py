@@ -24,7 +24,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from schedules.instance import InstanceError
-    from ..report import build_report, default_settings, format_text, to_json, write_report
+    from pipebounds.services.report import build_report, default_settings, format_text, to_json, write_report
     from .output import check_output_path
 
     check_output_path(args.out, want_dir=True)  # before the work, not after

@@ -89,8 +89,8 @@ class _Interrupt:
 
 def solve_report(inst: Instance, args, stop=None) -> dict:
     """The JSON object of one solved instance."""
-    from schedules.search import Progress, solve
-    from schedules.search.portfolio import solve_portfolio
+    from pipebounds.search import Progress, solve
+    from pipebounds.search.portfolio import solve_portfolio
 
     if stop is not None and stop():
         raise ValueError("not solved: interrupted")
@@ -105,7 +105,7 @@ def solve_report(inst: Instance, args, stop=None) -> dict:
                     channel=channel)
     interrupted = bool(stop is not None and stop())
     # the certifier: a schedule whose makespan is an optimum known on another basis (theorem,
-    # checked range, data/optima.jsonl) is optimal even when the solver did not prove it
+    # checked range, pipebounds/data/optima.jsonl) is optimal even when the solver did not prove it
     from ..certify import certify
 
     cert = certify(inst)

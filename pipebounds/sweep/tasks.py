@@ -11,8 +11,8 @@ that imports what it needs.
   to the family's natural peak (option ``Ks``: a list instead), rematerialized by
   :func:`schedules.remat.fit_memory` (option ``polish``, default true), simulated; each row has
   the family's makespan, peak, the lower bound at that ``K`` and the gap makespan/bound.
-- ``best``, ``frontier``: the library functions of :mod:`pipebounds.best` and
-  :mod:`pipebounds.frontier`, one row each.
+- ``best``, ``frontier``: the library functions of :mod:`pipebounds.services.best` and
+  :mod:`pipebounds.services.frontier`, one row each.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def bound_task(params: dict) -> list[dict]:
 
 
 def solve_task(params: dict) -> list[dict]:
-    from schedules.search import solve
+    from pipebounds.search import solve
 
     inst = _instance(params)
     kwargs = {"time_limit": float(params.get("time_limit", 10))}
@@ -97,13 +97,13 @@ def generate_task(params: dict) -> list[dict]:
 
 
 def best_task(params: dict) -> list[dict]:
-    from pipebounds.best import best  # built by issue 12; a clear error until then
+    from pipebounds.services.best import best  # built by issue 12; a clear error until then
 
     return [best(_instance(params)).to_row()]
 
 
 def frontier_task(params: dict) -> list[dict]:
-    from pipebounds.frontier import frontier
+    from pipebounds.services.frontier import frontier
 
     return [frontier(_instance(params),
                      time_limit=float(params.get("time_limit", 10))).to_row()]

@@ -2,8 +2,8 @@
 
 :mod:`schedules.interop.torch`: torch.distributed.pipelining ``pipeline_order`` mappings, the
 list-of-lists of ``get_schedule_ops``, its CSV files and schedule objects (works without torch for
-the string and CSV forms), and the way back (``compute_only`` CSV / pipeline order);
-:mod:`schedules.interop.chrome_trace`: Chrome trace JSON (Perfetto, chrome://tracing).
+the string and CSV forms), and the way back (``compute_only`` CSV / pipeline order). Chrome
+trace JSON (Perfetto) is a picture of a timing: :mod:`pipebounds.viz.chrome_trace`.
 """
 
 from .torch import (InteropError, from_pipeline_order, from_torch_csv, from_torch_schedule,

@@ -1,0 +1,358 @@
+"""The CP-SAT backend (OR-tools, a core dependency): :func:`build`, :func:`run`,
+:func:`extract`, and :func:`solve_cpsat` that chains them.
+
+Built from the same :class:`~pipebounds.search.model.Model` (integer time units ``1/unit``):
+
+* one interval per op: ``F(j,s)``, the input-gradient op (``B`` or ``I``), ``W(j,s)`` when
+  split, and an *optional* ``R(j,s)`` whose presence literal ``r[j,s]`` is the remat choice
+  (offered only when ``K`` can bind, as in the search);
+* ``add_no_overlap`` of the intervals of each GPU (one op at a time, no preemption);
+* the precedences of MODEL.md with the delay ``c`` across GPUs; ``R`` between ``F`` and the
+  input-gradient op when present;
+* memory: the activation of ``(j,s)`` is an interval from the start of its storing op (``F`` if
+  ``not r``, else ``R``) to the end of its releasing op (``B``, or ``W`` when split); on each
+  GPU, ``add_cumulative`` of these intervals with demand 1 and capacity ``K``. Intervals are
+  half-open in CP-SAT as in MODEL.md, and on one GPU the time-based count equals the order-based
+  one of the validator (docs/search.md);
+* symmetry: the rules SYM1-SYM4 of :mod:`pipebounds.search.symmetry` (microbatch ``j``'s ops
+  before ``j+1``'s where a relabelling argument proves it loses no optimum): all four when
+  ``K`` cannot bind, SYM1 alone otherwise unless asked (:func:`build`);
+* objective: minimise ``T >=`` every end; with ``use_theory``, ``T >=`` :func:`bounds.lower_bound`
+  (a constraint, never a proof of itself: :func:`~pipebounds.search.proof.theory_guard`);
+* hint: the best known schedule (:func:`~pipebounds.search.incumbent.best_known`, or the one
+  passed in), relabelled by :func:`~pipebounds.search.symmetry.canonical` so that it satisfies
+  the symmetry rules, with its ASAP start times and remat choices; its makespan is the horizon.
+
+The solution's per-GPU orders (ops sorted by start) are re-timed and checked by the simulator,
+which gives the reported makespan. With a :class:`~pipebounds.search.channel.Channel`, every
+solution and every bound improvement is reported, and the solve stops when the channel says so.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Optional
+
+from ortools.sat.python import cp_model
+
+from schedules.instance import Instance
+from schedules.ops import Op
+from schedules.schedule import Schedule
+from .channel import SILENT, Channel
+from .incumbent import best_known
+from .model import Model
+from .proof import ceil_units, checked, theory_bound, theory_guard
+from .result import SolveResult
+from .symmetry import canonical
+
+
+@dataclass
+class Built:
+    """A CP-SAT model of one instance and its variables (the output of :func:`build`)."""
+
+    inst: Instance
+    mdl: Model
+    model: cp_model.CpModel
+    T: object
+    lb: int                      # the theory's bound in units (0 without use_theory)
+    lb_theory: Fraction
+    use_theory: bool
+    horizon: int
+    starts: dict = field(default_factory=dict)
+    present: dict = field(default_factory=dict)
+    hinted: Optional[Schedule] = None
+
+
+SYMMETRY = ("auto", "full", "sym1")
+
+
+def build(inst: Instance, use_theory: bool = True, known=None,
+          symmetry: str = "auto", lb_theory: Optional[Fraction] = None) -> Built:
+    """The model of ``inst`` (see the module docstring). ``known``: ``(source, schedule,
+    makespan)`` of a valid schedule (hint and horizon), or None (horizon: the trivial schedule).
+    ``symmetry``: ``full`` imposes SYM1-SYM4, ``sym1`` only SYM1, ``auto`` (default) all four
+    when ``K`` cannot bind (no ``R``: the rules are plain precedences) and SYM1 otherwise (with
+    ``R`` the rules are conditional on remat literals, and measured slower: docs/search.md)."""
+    if symmetry not in SYMMETRY:
+        raise ValueError(f"symmetry must be one of {SYMMETRY}, got {symmetry!r}")
+    mdl = Model.of(inst)
+    unit = mdl.unit
+    lb_theory = theory_bound(inst, use_theory, lb_theory)
+    lb = ceil_units(lb_theory, unit)
+    if known is not None:
+        theory_guard(inst, known[2], lb_theory)
+    horizon = ceil_units(known[2], unit) if known is not None else mdl.trivial_horizon
+    model = cp_model.CpModel()
+    T = model.new_int_var(lb, horizon, "T")
+    b = Built(inst, mdl, model, T, lb, lb_theory, use_theory, horizon)
+    S, m, gpu = mdl.S, mdl.m, mdl.gpu
+    dFs, dIGs, dWs = mdl.dFs, mdl.dIGs, mdl.dWs
+    ig = mdl.ig_kind
+    mem = inst.memory if inst.memory is not None and inst.memory.budget is not None else None
+    bounded = mdl.bounded or mem is not None
+    if mem is not None:
+        # memory in bytes (MODEL.md, Extensions): cumulative over bytes in units of 1/bunit
+        bunit = mem.unit
+        a_b = [int(mem.stored(s) * bunit) for s in range(S)]
+        g_b = [int(mem.kept(s) * bunit) for s in range(S)]
+        t_b = {k: int(mem.transient_of(k) * bunit) for k in ("F", "B", "I", "W", "R")}
+        cap = [int((mem.budget - mem.static_of(p)) * bunit) for p in range(mdl.P)]
+    byte_items: list[list] = [[] for _ in range(mdl.P)]   # (interval, demand)
+    ends: dict[Op, object] = {}
+    per_gpu: list[list] = [[] for _ in range(mdl.P)]
+    live: list[list] = [[] for _ in range(mdl.P)]
+
+    def interval(op: Op, d: int, optional=None) -> None:
+        s = model.new_int_var(0, horizon - d, f"s{op}")
+        e = model.new_int_var(d, horizon, f"e{op}")
+        if optional is None:
+            itv = model.new_interval_var(s, d, e, f"i{op}")
+        else:
+            itv = model.new_optional_interval_var(s, d, e, optional, f"i{op}")
+            b.present[op] = optional
+        b.starts[op], ends[op] = s, e
+        p = gpu[op.stage]
+        per_gpu[p].append(itv)
+        if mem is not None and t_b[op.kind]:
+            byte_items[p].append((itv, t_b[op.kind]))
+
+    starts = b.starts
+    for j in range(m):
+        for s in range(S):
+            interval(Op(s, "F", j), dFs[s])
+            interval(Op(s, ig, j), dIGs[s])
+            if mdl.split:
+                interval(Op(s, "W", j), dWs[s])
+            if bounded:
+                interval(Op(s, "R", j), dFs[s], model.new_bool_var(f"r{s}_{j}"))
+        for s in range(S):
+            F, G = Op(s, "F", j), Op(s, ig, j)
+            if s > 0:
+                model.add(starts[F] >= ends[Op(s - 1, "F", j)] + mdl.lag_f[s])
+            if s == S - 1:
+                model.add(starts[G] >= ends[F])
+            else:
+                model.add(starts[G] >= ends[Op(s + 1, ig, j)] + mdl.lag_b[s])
+            release = ends[G]
+            if mdl.split:
+                W = Op(s, "W", j)
+                model.add(starts[W] >= ends[G])
+                release = ends[W]
+            model.add(T >= release)
+            if bounded:
+                R = Op(s, "R", j)
+                r = b.present[R]
+                model.add(starts[R] >= ends[F]).only_enforce_if(r)
+                model.add(ends[R] <= starts[G]).only_enforce_if(r)
+                ls = model.new_int_var(0, horizon, f"ls{s}_{j}")
+                model.add(ls == starts[F]).only_enforce_if(~r)
+                model.add(ls == starts[R]).only_enforce_if(r)
+                size = model.new_int_var(0, horizon, f"lz{s}_{j}")
+                itv = model.new_interval_var(ls, size, release, f"live{s}_{j}")
+                live[gpu[s]].append(itv)
+                if mem is not None:
+                    if mdl.split and a_b[s] > g_b[s]:
+                        # a_s - g_s bytes are freed at the end of I, g_s stay until W ends
+                        size2 = model.new_int_var(0, horizon, f"lzi{s}_{j}")
+                        part = model.new_interval_var(ls, size2, ends[G], f"livei{s}_{j}")
+                        byte_items[gpu[s]].append((part, a_b[s] - g_b[s]))
+                        if g_b[s]:
+                            byte_items[gpu[s]].append((itv, g_b[s]))
+                    elif a_b[s]:
+                        byte_items[gpu[s]].append((itv, a_b[s] if not mdl.split else g_b[s]))
+    for p in range(mdl.P):
+        model.add_no_overlap(per_gpu[p])
+        if live[p] and mdl.K is not None:
+            model.add_cumulative(live[p], [1] * len(live[p]), mdl.K)
+        if mem is not None:
+            if cap[p] < 0:
+                model.add(T < 0)  # the static bytes alone exceed the budget: infeasible
+            elif byte_items[p]:
+                model.add_cumulative([x for x, _ in byte_items[p]],
+                                     [d for _, d in byte_items[p]], cap[p])
+    if mdl.bounded or mem is None:  # (byte budgets alone: no symmetry rule, not proven there)
+        _symmetry(b, ends, full=symmetry == "full" or (symmetry == "auto" and not bounded))
+    model.minimize(T)
+    if known is not None:
+        b.hinted = canonical(known[1].with_instance(inst))
+        _hint(b)
+    return b
+
+
+def _symmetry(b: Built, ends: dict, full: bool) -> None:
+    """SYM1-SYM4 (:mod:`pipebounds.search.symmetry`). ``nr[j][s]``: ``j`` recomputes no stage
+    ``< s`` (an exact equivalence, so the solver cannot switch a rule off)."""
+    model, mdl, starts = b.model, b.mdl, b.starts
+    S, m, ig = mdl.S, mdl.m, mdl.ig_kind
+
+    def before(a: Op, c: Op, lits=()):
+        ct = model.add(ends[a] <= starts[c])
+        if lits:
+            ct.only_enforce_if(list(lits))
+
+    for j in range(m - 1):  # SYM1
+        before(Op(0, "F", j), Op(0, "F", j + 1))
+    if not full:
+        return
+    kinds = (ig, "W") if mdl.split else (ig,)
+    if not mdl.bounded:  # no R at all: every class is everyone, consecutive pairs suffice
+        for j in range(m - 1):
+            for s in range(S):
+                for kind in ("F",) + kinds:
+                    before(Op(s, kind, j), Op(s, kind, j + 1))
+        return
+    nr = []
+    for j in range(m):
+        row = [model.new_constant(1)]
+        for s in range(S):
+            r = b.present[Op(s, "R", j)]
+            lit = model.new_bool_var(f"nr{j}_{s + 1}")
+            model.add_implication(lit, row[-1])
+            model.add_implication(lit, ~r)
+            model.add_bool_or([~row[-1], r, lit])
+            row.append(lit)
+        nr.append(row)
+    for j in range(m):
+        for k in range(j + 1, m):
+            for s in range(1, S):  # SYM2
+                before(Op(s, "F", j), Op(s, "F", k), (nr[j][s], nr[k][s]))
+            for s in range(S):  # SYM3
+                for kind in kinds:
+                    before(Op(s, kind, j), Op(s, kind, k), (nr[j][S], nr[k][S]))
+            if mdl.split:  # SYM4: W in the order of I, whatever is recomputed
+                for s in range(S):
+                    o = model.new_bool_var(f"o{s}_{j}_{k}")
+                    before(Op(s, "I", j), Op(s, "I", k), (o,))
+                    before(Op(s, "W", j), Op(s, "W", k), (o,))
+                    before(Op(s, "I", k), Op(s, "I", j), (~o,))
+                    before(Op(s, "W", k), Op(s, "W", j), (~o,))
+
+
+def _hint(b: Built) -> None:
+    """Hint CP-SAT with ``b.hinted``'s ASAP start times and remat choices (a canonical
+    schedule: split instances have ``I`` and ``W``, never a fused ``B``)."""
+    from schedules.simulate import simulate
+
+    times = simulate(b.hinted).op_times()
+    unit = b.mdl.unit
+    recomputed = {(op.stage, op.microbatch) for op in times if op.kind == "R"}
+    for op, var in b.starts.items():
+        if op in times:
+            b.model.add_hint(var, int(times[op][0] * unit))
+    for op, lit in b.present.items():
+        b.model.add_hint(lit, (op.stage, op.microbatch) in recomputed)
+
+
+def extract(b: Built, value, boolean_value) -> Schedule:
+    """The schedule of a solution: per GPU, the present ops by start time (``value`` and
+    ``boolean_value`` read the solution: a solver's or a solution callback's)."""
+    orders: list[list] = [[] for _ in range(b.mdl.P)]
+    for op, s in b.starts.items():
+        if op in b.present and not boolean_value(b.present[op]):
+            continue
+        orders[b.mdl.gpu[op.stage]].append((value(s), op))
+    return Schedule(b.inst, tuple(tuple(op for _, op in sorted(seq)) for seq in orders),
+                    source="cpsat")
+
+
+class _Reporter(cp_model.CpSolverSolutionCallback):
+    """Reports each solution to the channel (its orders and objective ``T``, an upper bound on
+    their ASAP makespan: whoever keeps the schedule simulates it); stops on request. No
+    simulation here: the solver waits while the callback runs."""
+
+    def __init__(self, b: Built, channel: Channel):
+        super().__init__()
+        self.b, self.channel = b, channel
+
+    def on_solution_callback(self) -> None:
+        sched = extract(self.b, self.value, self.boolean_value)
+        obj = int(self.value(self.b.T))
+        self.channel.incumbent("cpsat", obj, [list(o) for o in sched.orders])
+        if self.channel.stop() or obj <= self.channel.lower():
+            self.stop_search()
+
+
+LINEARIZATION = 0
+"""CP-SAT's ``linearization_level`` (its default is 1: an LP relaxation in the search). 0 was
+measured 2-8x faster on the hard instances of this model and proves some that 1 leaves open
+(docs/search.md, "CP-SAT model")."""
+
+
+def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
+        channel: Channel = SILENT, catch_sigint: bool = True,
+        linearization: Optional[int] = None):
+    """Solve the built model; returns ``(solver, status code)``. ``linearization``: CP-SAT's
+    ``linearization_level`` (default :data:`LINEARIZATION`)."""
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = max(1, int(workers))
+    solver.parameters.linearization_level = (LINEARIZATION if linearization is None
+                                             else int(linearization))
+    solver.parameters.catch_sigint_signal = catch_sigint
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = max(0.0, float(time_limit))
+    if channel is not SILENT:
+        def on_bound(v: float) -> None:
+            channel.bound("cpsat", -(-int(v) // 1))
+            if channel.stop():
+                solver.stop_search()
+
+        solver.best_bound_callback = on_bound
+        code = solver.solve(b.model, _Reporter(b, channel))
+    else:
+        code = solver.solve(b.model)
+    return solver, code
+
+
+def result(b: Built, solver, code, seconds: float) -> SolveResult:
+    """The :class:`SolveResult` of a finished solve (statuses as documented there)."""
+    inst, unit = b.inst, b.mdl.unit
+    nodes = int(solver.num_branches)
+    stats = {"cpsat_status": solver.status_name(code), "wall_cpsat": solver.wall_time,
+             "deterministic_cpsat": solver.deterministic_time, "conflicts": solver.num_conflicts,
+             "independent": not b.use_theory, "lower_bound_theory": b.lb_theory}
+    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        sched = extract(b, solver.value, solver.boolean_value)
+        ms = checked(inst, sched)
+        theory_guard(inst, ms, b.lb_theory)
+        obj = Fraction(solver.value(b.T), unit)
+        assert ms <= obj, f"CP-SAT objective {obj} below the simulated makespan {ms}"
+        if code == cp_model.OPTIMAL:
+            assert ms == obj, f"CP-SAT optimum {obj} but its orders time to {ms}"
+            return SolveResult("optimal", sched, ms, ms, nodes, seconds, "cpsat", "cpsat", stats)
+        lower = Fraction(max(b.lb, -(-int(solver.best_objective_bound) // 1)), unit)
+        status = "optimal" if lower == ms else "feasible"
+        return SolveResult(status, sched, ms, lower, nodes, seconds, "cpsat", "cpsat", stats)
+    if code == cp_model.INFEASIBLE:
+        if b.hinted is not None:  # the horizon came from a valid schedule: cannot happen
+            raise AssertionError("CP-SAT proved infeasible an instance with a known schedule")
+        return SolveResult("infeasible", None, None, Fraction(b.lb, unit), nodes, seconds,
+                           "cpsat", "", stats)
+    return SolveResult("unknown", None, None, Fraction(b.lb, unit), nodes, seconds, "cpsat", "",
+                       stats)
+
+
+def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
+                use_known: bool = True, use_theory: bool = True,
+                hint: Optional[Schedule] = None, known=None, channel: Channel = SILENT,
+                symmetry: str = "auto", catch_sigint: bool = True,
+                lb_theory: Optional[Fraction] = None) -> SolveResult:
+    """Solve ``inst`` with CP-SAT: :func:`build`, :func:`run`, :func:`result`.
+
+    ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
+    ``hint``: a valid schedule of ``inst`` to start from (horizon and solution hint) in place
+    of the best known one; ``known``: :func:`best_known`'s answer, ``lb_theory``: the theory's
+    bound, when already computed.
+    """
+    t0 = time.monotonic()
+    if hint is not None:
+        known = ("hint", hint, checked(inst, hint))
+    elif known is None and use_known:
+        known = best_known(inst)
+    if not use_known and hint is None:
+        known = None
+    b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry, lb_theory=lb_theory)
+    left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - t0))
+    solver, code = run(b, left, workers, channel, catch_sigint)
+    return result(b, solver, code, time.monotonic() - t0)

@@ -1,0 +1,47 @@
+"""Upper bounds before the search: known schedules of the instance, kept when valid.
+
+Candidates: :func:`pipebounds.constructions.optimal_schedule` (a proven-optimal construction for
+the exact cases, when another module provides one) and every generator of
+:mod:`schedules.generators` that accepts the instance (fitted to ``K`` by
+:func:`schedules.remat.fit_memory`). Each is checked by :func:`schedules.simulate.simulate`;
+the best valid one is the incumbent. Failures of a candidate are ignored: an incumbent only
+speeds the search up, it never decides a status by itself.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Optional
+
+from schedules.instance import Instance
+from schedules.schedule import Schedule
+from schedules.simulate import simulate
+
+
+def known_schedules(inst: Instance) -> list[tuple[str, Schedule]]:
+    """``(source, schedule)`` for every construction/generator that accepts ``inst``."""
+    from pipebounds.constructions import optimal_schedule
+    from schedules.generators import GENERATORS, generate
+
+    out = []
+    sched = optimal_schedule(inst)
+    if sched is not None:
+        out.append(("construction", sched))
+    for name, gen in GENERATORS.items():
+        if gen.requires.problems(inst):
+            continue
+        try:
+            out.append((name, generate(name, inst)))
+        except ValueError:  # GeneratorError: a size this family refuses (e.g. DualPipeV, m < 2P)
+            continue
+    return out
+
+
+def best_known(inst: Instance) -> Optional[tuple[str, Schedule, Fraction]]:
+    """The valid known schedule of least makespan: ``(source, schedule, makespan)``, or None."""
+    best = None
+    for source, sched in known_schedules(inst):
+        res = simulate(sched.with_instance(inst))
+        if res.valid and (best is None or res.makespan < best[2]):
+            best = (source, sched.with_instance(inst), res.makespan)
+    return best

@@ -1,0 +1,293 @@
+"""The portfolio backend: the branch and bound and CP-SAT side by side (docs/search.md,
+"Portfolio").
+
+:func:`solve_portfolio` computes what both engines need once (the theory's bound when
+``use_theory``, the best known schedule when ``use_known``, the search's root bound), answers
+at once when the known schedule meets the root bound, and otherwise starts one process per
+engine (``multiprocessing``; fork where available). The processes share:
+
+* the incumbent: each engine posts every schedule it finds (makespan in units, per-GPU orders)
+  to a queue; the parent keeps the best and publishes its makespan in a shared value that the
+  search reads (it ends when another engine holds a schedule at its proven ``T``) and CP-SAT's
+  solution callback reads (it stops when its solution meets the shared bound);
+* the bound: each engine posts every lower bound it proves (the search: each exhausted ``T``;
+  CP-SAT: its best-bound callback); the parent publishes the largest, and the search jumps its
+  ``T`` to it. CP-SAT starts from the known schedule as hint (the search's own incumbent at that
+  time) but cannot take a new one during its solve.
+
+The first proof wins: an engine's ``optimal``, or the best schedule meeting the best bound
+(each bound is a proof of the engine that posted it, so the pair is one too). The other process
+is then terminated. At the time limit, or when the caller's channel says stop (a signal), the
+answer is the best schedule with the best bound, ``feasible`` (or ``unknown``). Inside a daemon
+process (a ``multiprocessing`` pool worker, which may not start processes) the portfolio runs
+the engines one after the other instead (:func:`solve_sequential`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import time
+from fractions import Fraction
+from typing import Optional, Sequence
+
+from schedules.instance import Instance
+from schedules.schedule import Schedule
+from .bnb import Search
+from .channel import SILENT, Channel
+from .cpsat import solve_cpsat
+from .deepening import solve_search
+from .incumbent import best_known
+from .model import Model
+from .proof import ceil_units, checked, status_of, theory_bound, theory_guard
+from .result import SolveResult
+
+BACKENDS = ("search", "cpsat")
+
+SEQUENTIAL_SEARCH_SLICE = (0.25, 5.0)
+""":func:`solve_sequential`: the search runs ``min(share * time_limit, cap)`` seconds (the cap
+alone without a time limit) before CP-SAT takes over."""
+
+GRACE = 2.0
+"""Seconds after the time limit that the parent waits for the engines' final reports."""
+
+
+class _Shared(Channel):
+    """The channel of an engine process: posts to the parent's queue, reads its shared values;
+    stops when the parent says so or is gone."""
+
+    def __init__(self, q, upper, lower, stop, parent: int):
+        self.q, self._upper, self._lower, self._stop = q, upper, lower, stop
+        self.parent = parent
+
+    def stop(self) -> bool:
+        return bool(self._stop.value) or os.getppid() != self.parent
+
+    def upper(self) -> Optional[int]:
+        v = self._upper.value
+        return None if v < 0 else v
+
+    def lower(self) -> int:
+        return self._lower.value
+
+    def incumbent(self, engine: str, makespan: int, orders) -> None:
+        self.q.put(("incumbent", engine, makespan, [list(o) for o in orders]))
+
+    def bound(self, engine: str, lower: int) -> None:
+        self.q.put(("bound", engine, lower))
+
+
+def _engine(name: str, inst: Instance, time_limit, workers, use_known, use_theory, known,
+            lb_theory, channel: Channel) -> SolveResult:
+    if name == "search":
+        return solve_search(inst, time_limit, use_known, use_theory, known=known,
+                            channel=channel, lb_theory=lb_theory)
+    return solve_cpsat(inst, time_limit, workers, use_known, use_theory, known=known,
+                       channel=channel, catch_sigint=False, lb_theory=lb_theory)
+
+
+def _worker(name, inst, time_limit, workers, use_known, use_theory, known, lb_theory, q,
+            upper, lower, stop, parent) -> None:
+    """One engine process. It runs in a session of its own: a terminal's SIGINT reaches only the
+    parent, which decides and ends this process with SIGTERM, and the kernel's per-session CPU
+    groups (autogroup) give each engine its own share, as a dedicated core would. Should the
+    parent vanish, :meth:`_Shared.stop` notices."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        os.setsid()
+    except OSError:  # already a session leader
+        pass
+    try:
+        res = _engine(name, inst, time_limit, workers, use_known, use_theory, known,
+                      lb_theory, _Shared(q, upper, lower, stop, parent))
+        unit = inst.unit
+        orders = None if res.schedule is None else [list(o) for o in res.schedule.orders]
+        q.put(("done", name, res.status, ceil_units(res.lower_bound, unit),
+               None if res.makespan is None else ceil_units(res.makespan, unit), orders,
+               res.nodes, res.seconds, res.stats))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises
+        q.put(("error", name, f"{type(exc).__name__}: {exc}"))
+
+
+def _context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
+                    use_known: bool = True, use_theory: bool = True,
+                    engines: Sequence[str] = BACKENDS, channel: Channel = SILENT,
+                    engine_name: str = "portfolio") -> SolveResult:
+    """Run ``engines`` (a subset of :data:`BACKENDS`) side by side; see the module docstring.
+
+    ``stats["engines"]`` lists ``(engine, status, seconds)`` of the runs (status ``stopped``
+    for a process ended before its own answer),
+    ``stats["proof"]`` the engine whose proof decided (``combined`` when one engine's schedule
+    met another's bound, None when nothing was proven), ``stats["interrupted"]`` whether the
+    channel stopped it.
+    """
+    t0 = time.monotonic()
+    for e in engines:
+        if e not in BACKENDS:
+            raise ValueError(f"unknown backend {e!r}; backends are {', '.join(BACKENDS)}")
+    mdl = Model.of(inst)
+    unit = mdl.unit
+    lb_theory = theory_bound(inst, use_theory)
+    known = best_known(inst) if use_known else None
+    best_ms, best_orders, source = None, None, ""
+    if known is not None:
+        theory_guard(inst, known[2], lb_theory)
+        best_ms, best_orders, source = ceil_units(known[2], unit), known[1].orders, known[0]
+    best_lower = ceil_units(lb_theory, unit)
+    if "search" in engines:
+        best_lower = max(best_lower, Search(mdl).root_bound())
+    stats = {"lower_bound_theory": lb_theory, "independent": not use_theory, "engines": [],
+             "proof": None, "interrupted": False}
+
+    def answer(status: Optional[str] = None, nodes: int = 0) -> SolveResult:
+        seconds = time.monotonic() - t0
+        lower = Fraction(best_lower, unit)
+        if best_orders is None:
+            return SolveResult(status or "unknown", None, None, lower, nodes, seconds,
+                               engine_name, "", stats)
+        sched = Schedule(inst, tuple(tuple(o) for o in best_orders), source=source)
+        ms = checked(inst, sched)
+        theory_guard(inst, ms, lb_theory)
+        return SolveResult(status_of(ms, lower), sched, ms, lower, nodes, seconds, engine_name,
+                           source, stats)
+
+    if best_ms is not None and best_ms <= best_lower:
+        stats["proof"] = "root"
+        return answer()
+    if multiprocessing.current_process().daemon:  # may not start processes
+        if len(engines) == 1:
+            return _engine(engines[0], inst, time_limit, workers, use_known, use_theory, known,
+                           lb_theory, channel)
+        return solve_sequential(inst, time_limit, workers, use_known, use_theory,
+                                channel=channel, engine_name=engine_name)
+
+    ctx = _context()
+    q = ctx.Queue()
+    upper = ctx.RawValue("q", -1 if best_ms is None else best_ms)
+    lower = ctx.RawValue("q", best_lower)
+    stop = ctx.RawValue("b", 0)
+    procs = {}
+    left = None if time_limit is None else max(0.01, time_limit - (time.monotonic() - t0))
+    for name in engines:
+        p = ctx.Process(target=_worker, name=f"pipebounds-{name}", daemon=True,
+                        args=(name, inst, left, workers, use_known, use_theory, known,
+                              lb_theory, q, upper, lower, stop, os.getpid()))
+        p.start()
+        procs[name] = p
+    channel.bound(engine_name, best_lower)
+    if best_ms is not None:
+        channel.incumbent(source, best_ms, best_orders)
+    deadline = None if time_limit is None else t0 + time_limit + GRACE
+    alive = set(procs)
+    nodes = 0
+    final = None
+    errors = []
+    try:
+        while alive:
+            if channel.stop():
+                stats["interrupted"] = True
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            try:
+                msg = q.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            kind, name = msg[0], msg[1]
+            if kind == "error":
+                alive.discard(name)
+                errors.append(f"{name}: {msg[2]}")
+                continue
+            if kind == "incumbent" or (kind == "done" and msg[4] is not None):
+                ms, orders = (msg[2], msg[3]) if kind == "incumbent" else (msg[4], msg[5])
+                if best_ms is None or ms < best_ms:
+                    best_ms, best_orders, source = ms, orders, name
+                    upper.value = ms
+                    channel.incumbent(name, ms, orders)
+            if kind == "bound" or kind == "done":
+                lb = msg[2] if kind == "bound" else msg[3]
+                if lb > best_lower:
+                    best_lower = lb
+                    lower.value = lb
+                    channel.bound(name, lb)
+            if kind == "done":
+                alive.discard(name)
+                status, nodes = msg[2], nodes + msg[6]
+                stats["engines"].append((name, status, msg[7]))
+                if status == "infeasible":
+                    final = "infeasible"
+                    stats["proof"] = name
+                    break
+                if status == "optimal":
+                    stats["proof"] = name
+                    break
+            if best_ms is not None and best_ms <= best_lower:
+                stats["proof"] = stats["proof"] or "combined"
+                break
+    finally:
+        stop.value = 1
+        for p in procs.values():
+            if p.is_alive():
+                p.terminate()
+        for p in procs.values():
+            p.join(timeout=2)
+            if p.is_alive():
+                p.kill()
+                p.join()
+    reported = {e for e, _, _ in stats["engines"]}
+    stats["engines"] += [(e, "stopped", time.monotonic() - t0) for e in procs if e not in reported]
+    if errors:
+        raise AssertionError("portfolio engine failed: " + "; ".join(errors))
+    if final == "infeasible":
+        return SolveResult("infeasible", None, None, Fraction(best_lower, unit), nodes,
+                           time.monotonic() - t0, engine_name, "", stats)
+    return answer(nodes=nodes)
+
+
+def solve_sequential(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
+                     use_known: bool = True, use_theory: bool = True,
+                     search_seconds: Optional[float] = None, channel: Channel = SILENT,
+                     engine_name: str = "auto") -> SolveResult:
+    """The engines one after the other in this process: the search for a slice of the time
+    (``search_seconds``, default from :data:`SEQUENTIAL_SEARCH_SLICE`), then CP-SAT for what it
+    leaves open, hinted with the search's best schedule. The answer combines both runs (the best
+    schedule of either, the larger proven bound: each is a proof, so the combination is sound);
+    ``stats["engines"]`` lists the runs as ``(engine, status, seconds)``."""
+    t0 = time.monotonic()
+    share, cap = SEQUENTIAL_SEARCH_SLICE
+    first = cap if time_limit is None else min(share * time_limit, cap)
+    if search_seconds is not None:
+        first = search_seconds if time_limit is None else min(search_seconds, time_limit)
+    a = solve_search(inst, first, use_known, use_theory, channel=channel)
+    runs = [("search", a.status, a.seconds)]
+    if a.status in ("optimal", "infeasible") or channel.stop():
+        return SolveResult(a.status, a.schedule, a.makespan, a.lower_bound, a.nodes, a.seconds,
+                           engine_name, a.source, dict(a.stats, engines=runs))
+    left = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - t0))
+    # the search already started from the known schedules: hand CP-SAT its best one instead of
+    # computing them again
+    c = solve_cpsat(inst, time_limit=left, workers=workers, use_known=False,
+                    use_theory=use_theory, hint=a.schedule if use_known else None,
+                    channel=channel)
+    runs.append(("cpsat", c.status, c.seconds))
+    if c.status == "infeasible":
+        return SolveResult("infeasible", None, None, c.lower_bound, a.nodes + c.nodes,
+                           time.monotonic() - t0, engine_name, "cpsat",
+                           dict(c.stats, engines=runs))
+    pick = min((r for r in (a, c) if r.makespan is not None), key=lambda r: r.makespan,
+               default=None)
+    lower = max(a.lower_bound, c.lower_bound)
+    stats = dict(a.stats, engines=runs, independent=not use_theory)
+    if pick is None:
+        return SolveResult("unknown", None, None, lower, a.nodes + c.nodes,
+                           time.monotonic() - t0, engine_name, "", stats)
+    return SolveResult(status_of(pick.makespan, lower), pick.schedule, pick.makespan, lower,
+                       a.nodes + c.nodes, time.monotonic() - t0, engine_name,
+                       pick.source or pick.engine, stats)

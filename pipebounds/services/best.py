@@ -1,0 +1,193 @@
+"""The best known schedule for a memory budget: :func:`best` (``pipebounds best``; docs/remat.md).
+
+Every applicable family of :data:`schedules.generators.GENERATORS` is generated in its natural
+order (memory unconstrained), then optimally rematerialized to the budget by
+:func:`schedules.remat_optimal.optimal_remat` (its order kept, every recompute choice optimized,
+forward recomputes; ``backward=True`` adds the paper's free-after-``I``); the families are ranked
+by makespan, beside the theory's lower bound (:func:`bounds.lower_bound`, any order), the exact
+optimum when :func:`pipebounds.search.solve` proves it within ``solve_time_limit``, and the gap
+of the best family to the optimum (or, when unknown, to the lower bound).
+
+With a byte budget the lower bound is the one of the unconstrained instance (a memory limit only
+lengthens schedules) and no optimum is searched (the exact engines count activations).
+With ``backward=True`` the lower bound and the optimum are those of MODEL.md without backward
+recomputes, which may not bound the rematerialized families (a negative gap says so).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Optional
+
+from schedules import Instance, Schedule
+from schedules.generators import GENERATORS, GeneratorError
+from schedules.remat import RematError
+from schedules.remat_optimal import RematResult, optimal_remat
+
+FAIL_LAST = {"optimal": 0, "feasible": 0, "unknown": 1, "infeasible": 2}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One family: its optimally rematerialized schedule (``result``) and makespan. ``order``
+    is ``natural`` (the family's own order) or ``fit_memory`` (the order after
+    :func:`schedules.remat.fit_memory` moved some ``W`` ops earlier to make room, which can fit
+    where the natural order cannot)."""
+
+    family: str
+    result: RematResult
+    order: str = "natural"
+    natural: Optional[RematResult] = None  # the natural order's result (None: it is ``result``)
+
+    @property
+    def natural_result(self) -> RematResult:
+        return self.result if self.natural is None else self.natural
+
+    @property
+    def makespan(self) -> Optional[Fraction]:
+        return self.result.makespan
+
+    @property
+    def status(self) -> str:
+        return self.result.status
+
+    @property
+    def peak(self):
+        return self.result.peak
+
+
+@dataclass(frozen=True)
+class BestResult:
+    """``ranking`` (best first: by makespan, families without a schedule last), the
+    ``lower_bound``, the ``optimum`` (None unless proven), ``gap`` = best makespan / reference
+    - 1 with ``gap_to`` the reference (``optimum`` or ``lower_bound``), ``skipped`` families
+    with the reason."""
+
+    instance: Instance
+    ranking: tuple[Entry, ...]
+    lower_bound: Optional[Fraction]
+    optimum: Optional[Fraction]
+    optimum_status: Optional[str]
+    gap: Optional[Fraction]
+    gap_to: Optional[str]
+    skipped: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def best(self) -> Optional[Entry]:
+        return self.ranking[0] if self.ranking and self.ranking[0].makespan is not None else None
+
+    def to_row(self) -> dict:
+        """A JSON-able row with exact numbers (ints or ``"p/q"`` strings), for sweeps."""
+        from schedules.instance import fraction_json
+
+        def ex(x):
+            return None if x is None else fraction_json(Fraction(x))
+
+        return {"ranking": [{"family": e.family, "makespan": ex(e.makespan),
+                             "peak": None if e.peak is None else [ex(x) for x in e.peak],
+                             "status": e.status, "order": e.order} for e in self.ranking],
+                "lower_bound": ex(self.lower_bound), "optimum": ex(self.optimum),
+                "optimum_status": self.optimum_status, "gap": ex(self.gap),
+                "gap_to": self.gap_to, "skipped": dict(self.skipped)}
+
+
+def family_schedules(inst: Instance) -> tuple[dict[str, Schedule], dict[str, str]]:
+    """The natural (unconstrained) schedule of every family that applies to ``inst``, and the
+    reason each other family was skipped."""
+    out, skipped = {}, {}
+    free = inst.with_(K=None)
+    for name, gen in GENERATORS.items():
+        problems = gen.requires.problems(inst)
+        if problems:
+            skipped[name] = "; ".join(problems)
+            continue
+        try:
+            out[name] = gen(free)
+        except (GeneratorError, ValueError) as exc:
+            skipped[name] = str(exc)
+    return out, skipped
+
+
+def _rank(e: Entry):
+    return (FAIL_LAST[e.status], e.makespan if e.makespan is not None else Fraction(0),
+            e.family, e.order != "natural")
+
+
+def _fit_memory_order(sched: Schedule, K: int) -> Optional[Schedule]:
+    """The non-``R`` order of ``fit_memory(sched, K)`` when it differs from ``sched``'s (some
+    ``W`` moved earlier), else None. Its optimal remat is never worse than fit_memory's."""
+    from schedules.remat import fit_memory
+
+    try:
+        fitted = fit_memory(sched, K)
+    except RematError:
+        return None
+    plain = tuple(tuple(op for op in seq if op.kind != "R") for seq in fitted.orders)
+    if plain == sched.orders:
+        return None
+    return Schedule(sched.instance, plain, sched.source + "+fit_memory order")
+
+
+def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: bool = False,
+         time_limit: float = 20.0, solve_time_limit: Optional[float] = 5.0,
+         families: Optional[dict[str, Schedule]] = None) -> BestResult:
+    """Rank the families of ``inst`` optimally rematerialized to ``K`` (default ``inst.K``) or to
+    ``budget_bytes`` (with ``inst.memory``); see the module docstring. ``time_limit`` is per
+    family (CP-SAT); ``solve_time_limit`` is for the exact optimum (None or 0: not searched).
+    ``families``: precomputed natural schedules (default :func:`family_schedules`)."""
+    t0 = time.monotonic()
+    if budget_bytes is None and K is None:
+        K = inst.K
+        if K is None and getattr(inst, "memory", None) is None:
+            raise RematError("best needs a memory limit: -K N or --budget-bytes X")
+    if families is None:
+        families, skipped = family_schedules(inst)
+    else:
+        skipped = {}
+    entries = []
+    for name, sched in families.items():
+        cands = []
+        try:
+            cands.append(Entry(name, optimal_remat(
+                sched, K=K, budget_bytes=budget_bytes, backward=backward and inst.split,
+                time_limit=time_limit)))
+        except RematError as exc:
+            skipped[name] = str(exc)
+            continue
+        moved = _fit_memory_order(sched, K) if K is not None else None
+        if moved is not None:
+            cands.append(Entry(name, optimal_remat(
+                moved, K=K, backward=backward and inst.split, time_limit=time_limit),
+                "fit_memory", cands[0].result))
+        entries.append(min(cands, key=_rank))
+    entries.sort(key=_rank)
+    limited = inst.with_(K=K, memory=None) if K is not None else inst.with_(K=None, memory=None)
+    try:
+        from bounds import lower_bound
+
+        lb = lower_bound(limited).value
+    except (ValueError, ArithmeticError, NotImplementedError):
+        lb = None
+    optimum = opt_status = None
+    if K is not None and solve_time_limit:
+        from pipebounds.search import solve
+
+        try:
+            sol = solve(limited, time_limit=solve_time_limit, engine="auto")
+            opt_status = sol.status
+            if sol.status == "optimal":
+                optimum = sol.makespan
+        except (ValueError, NotImplementedError):
+            opt_status = None
+    gap = gap_to = None
+    top = entries[0] if entries and entries[0].makespan is not None else None
+    ref, gap_to = (optimum, "optimum") if optimum is not None else (lb, "lower_bound")
+    if top is not None and ref:
+        gap = top.makespan / ref - 1
+    else:
+        gap_to = None
+    return BestResult(inst, tuple(entries), lb, optimum, opt_status, gap, gap_to, skipped,
+                      time.monotonic() - t0)

@@ -1,0 +1,197 @@
+"""The memory frontier of an instance: ``K*`` and the curve ``OPT(K)``, ``K = 1 .. K*``
+(docs/theory_frontier.md; formulas in :mod:`bounds.frontier`).
+
+``K*`` is the least ``K`` with ``OPT(K) = OPT(inf)``. :func:`frontier` brackets it:
+
+* ``OPT(inf)``: T1 for single-wave fused (KF0), else the lower bound at ``K = inf`` where it is
+  flagged exact, else an exact solve (``time_limit``);
+* ``K_star_low``: the least ``K`` whose proven lower bound is at most ``OPT(inf)``
+  (:func:`bounds.frontier.K_star_low`), raised past every ``K`` where an exact solve *proves*
+  ``OPT(K) > OPT(inf)``;
+* ``K_star_high``: the least ``K >= K_star_low`` with a *certificate*: a valid schedule of peak
+  ``<= K`` and makespan ``OPT(inf)``, from :func:`pipebounds.constructions.frontier.frontier_schedule`
+  (single-wave fused), 1F1B (KF0), or the exact solver; ``v m`` always works (memory never
+  binds).
+
+``K_star_exact`` iff the two meet. Every certificate is simulated; a solver answer counts only
+when its status says so (a schedule reaching ``OPT(inf)``, or a proven lower bound above it).
+The curve: for each ``K`` from 1 to ``K*`` (``K_star_high`` when not exact), the lower bound,
+the optimum when known (``OPT(inf)`` for ``K >= K*``; a lower bound flagged exact; an optimal
+solve when ``solve_curve``), and whether it is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Optional
+
+from bounds import lower_bound
+from bounds import frontier as kf
+from schedules.instance import Instance
+from schedules.schedule import Schedule
+from schedules.simulate import simulate
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    K: int
+    lower_bound: Fraction
+    optimum: Optional[Fraction]
+    exact: bool
+    basis: str = ""
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """``K_star`` is ``K_star_high`` (an achievable memory) when not exact."""
+
+    instance: Instance
+    optimum_unconstrained: Optional[Fraction]
+    K_star_low: int
+    K_star_high: Optional[int]
+    curve: tuple[CurvePoint, ...]
+    certificate: Optional[Schedule] = field(default=None, compare=False)
+    basis: str = ""
+
+    @property
+    def K_star_exact(self) -> bool:
+        return self.K_star_high is not None and self.K_star_low == self.K_star_high
+
+    @property
+    def K_star(self) -> Optional[int]:
+        return self.K_star_high
+
+    def to_row(self) -> dict:
+        """One JSON-able row (the CLI's JSON object with the instance): used by
+        ``pipebounds sweep --task frontier``."""
+        return {"instance": self.instance.to_dict(), **frontier_report(self)}
+
+
+def _certified(sched: Optional[Schedule], K: int, target: Fraction) -> Optional[Schedule]:
+    if sched is None:
+        return None
+    r = simulate(sched)
+    if r.valid and r.makespan == target and max(r.peak_memory) <= K:
+        return sched
+    return None
+
+
+def _known_schedule(inst: Instance, K: int, target: Fraction) -> Optional[Schedule]:
+    """A known schedule (every applicable generator, fitted to ``K`` by rematerialization)
+    that reaches ``target`` with peak ``<= K``, or None."""
+    from schedules.generators import GENERATORS, GeneratorError, generate
+    from schedules.remat import RematError
+
+    for name in GENERATORS:
+        try:
+            sched = generate(name, inst)
+        except (GeneratorError, RematError):
+            continue
+        if _certified(sched, K, target) is not None:
+            return sched
+    return None
+
+
+def _solve(inst: Instance, time_limit: float):
+    from pipebounds.search import solve
+
+    engine = "cpsat"
+    try:
+        import ortools  # noqa: F401
+    except ImportError:
+        engine = "search"
+    return solve(inst, time_limit=time_limit, engine=engine, use_theory=False)
+
+
+def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = None,
+             solve_curve: bool = False) -> Frontier:
+    """The frontier of ``inst`` (its ``K`` ignored). ``time_limit``: seconds of exact search
+    per question (0: none); ``nodes``: budget of the construction search."""
+    from pipebounds.constructions.frontier import DEFAULT_NODES, frontier_schedule
+
+    base = inst.with_(K=None)
+    single = kf._single_wave_fused(base)
+    opt_inf = kf.unconstrained_optimum(base)
+    basis = "KF0 (fill-drain, Theorem 1)" if single else "bound flagged exact"
+    if opt_inf is None and time_limit > 0:
+        r = _solve(base, time_limit)
+        if r.status == "optimal":
+            opt_inf, basis = r.makespan, "exact solve"
+    K_max = kf.one_f_one_b_memory(base) if single else kf.memory_never_binds(base)
+    if opt_inf is None:
+        curve = tuple(CurvePoint(K, lower_bound(base.with_(K=K)).value, None, False)
+                      for K in range(1, K_max + 1))
+        return Frontier(base, None, 1, K_max, curve, None, "OPT(inf) unknown")
+    low = kf.K_star_low(base, opt_inf, K_max)
+    high, cert = None, None
+    proven_above: dict = {}  # K -> a solve proving OPT(K) > OPT(inf)
+    K = low
+    while K <= K_max:
+        if single:
+            cert = _certified(frontier_schedule(base.with_(K=K), K,
+                                                nodes or DEFAULT_NODES), K, opt_inf)
+            if cert is None and K == K_max:
+                from pipebounds.constructions.single_wave import one_f_one_b
+                cert = _certified(one_f_one_b(base.with_(K=K)), K, opt_inf)
+        if cert is None:
+            cert = _known_schedule(base.with_(K=K), K, opt_inf)
+        if cert is None and K == kf.memory_never_binds(base):
+            high = K  # K = v m: memory never binds
+            break
+        if cert is None and time_limit > 0:
+            r = _solve(base.with_(K=K), time_limit)
+            if r.schedule is not None and r.makespan == opt_inf:
+                cert = _certified(r.schedule, K, opt_inf)
+            elif r.lower_bound > opt_inf and low == K:
+                proven_above[K] = r
+                low = K + 1
+        if cert is not None:
+            high = K
+            break
+        K += 1
+    if high is None and not single:
+        high = K_max  # K >= v m: memory never binds, OPT(K) = OPT(inf)
+    from pipebounds.certify import certify
+
+    curve = []
+    for K in range(1, (high or K_max) + 1):
+        lb = lower_bound(base.with_(K=K))
+        known = certify(base.with_(K=K), lb=lb)  # lookups only: theorem, checked range, table
+        if high is not None and K >= high:
+            curve.append(CurvePoint(K, lb.value, opt_inf, True, "certificate"))
+        elif known.optimum is not None:
+            curve.append(CurvePoint(K, lb.value, known.optimum, True, known.basis or "bound"))
+        elif K in proven_above:  # an exact solve proved OPT(K) > OPT(inf)
+            r = proven_above[K]
+            ok = r.status == "optimal"
+            curve.append(CurvePoint(K, max(lb.value, r.lower_bound), r.makespan if ok else None,
+                                    ok, "solve"))
+        elif solve_curve and time_limit > 0:
+            r = _solve(base.with_(K=K), time_limit)
+            ok = r.status == "optimal"
+            curve.append(CurvePoint(K, lb.value, r.makespan if ok else None, ok,
+                                    "solve" if ok else ""))
+        else:
+            curve.append(CurvePoint(K, lb.value, None, False))
+    return Frontier(base, opt_inf, low, high, tuple(curve), cert, basis)
+
+
+def frontier_report(fr: Frontier) -> dict:
+    """The CLI.md JSON object of a frontier (exact numbers as strings ``p/q``)."""
+    def s(x):
+        return None if x is None else (str(x.numerator) if x.denominator == 1 else str(x))
+
+    out = {"K_star": fr.K_star, "K_star_exact": fr.K_star_exact,
+           "optimum_unconstrained": s(fr.optimum_unconstrained),
+           "optimum_unconstrained_basis": fr.basis}
+    if not fr.K_star_exact:
+        out["K_star_low"], out["K_star_high"] = fr.K_star_low, fr.K_star_high
+    if fr.instance.v == 1 and not fr.instance.split and not fr.instance.c:
+        out["closed_form"] = {"KF0_high": kf.one_f_one_b_memory(fr.instance),
+                              "KF1_single_slot_free": kf.single_slot_free(fr.instance),
+                              "KF2_low": kf.memory_time_threshold(fr.instance),
+                              "KF3": kf.kf3_value(fr.instance)}
+    out["curve"] = [{"K": p.K, "lower_bound": s(p.lower_bound), "optimum": s(p.optimum),
+                     "exact": p.exact} for p in fr.curve]
+    return out
