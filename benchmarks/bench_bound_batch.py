@@ -33,11 +33,13 @@ from pipebounds.cli.bound import bound_report  # noqa: E402
 from schedules import Instance  # noqa: E402
 
 
-def make_batch(n: int, seed: int = 0) -> list[dict]:
+def make_batch(n: int, seed: int = 0, P_max: int = 8, m_max: int = 32) -> list[dict]:
+    """``n`` random instances: ``P <= P_max``, ``m <= m_max``, ``K in {1, 2, 3, inf}``,
+    ``v in {1, 2}``, both placements, a third split, durations in ``{1, 2, 3}``."""
     rng = random.Random(seed)
     out = []
     for _ in range(n):
-        d = {"P": rng.randint(1, 8), "m": rng.randint(1, 32), "K": rng.choice([1, 2, 3, None]),
+        d = {"P": rng.randint(1, P_max), "m": rng.randint(1, m_max), "K": rng.choice([1, 2, 3, None]),
              "v": rng.choice([1, 2]), "placement": rng.choice(["looped", "vshape"]),
              "f": rng.randint(1, 3)}
         if rng.random() < 1 / 3:

@@ -13,7 +13,7 @@ from typing import Callable, cast
 
 from schedules import Instance
 
-from pipebounds.optima import independent_rows
+from pipebounds.certify.optima import independent_rows
 
 from .registry import CheckResult, Context, check
 

@@ -28,7 +28,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "bounds": ("bounds",),
     # pipebounds/: exact engines, then certification, then services, then the CLI and the face
     "pipebounds.engines": ("pipebounds.constructions", "pipebounds.search"),
-    "pipebounds.certify": ("pipebounds.certify", "pipebounds.optima"),
+    "pipebounds.certify": ("pipebounds.certify",),
     "pipebounds.services": ("pipebounds.services", "pipebounds.sweep", "pipebounds.viz",
                             "pipebounds.torch", "pipebounds.synthesis"),
     "pipebounds.cli": ("pipebounds.cli", "pipebounds.__main__"),

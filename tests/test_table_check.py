@@ -36,9 +36,9 @@ def test_a_wrong_exact_flag_is_caught(monkeypatch):
 
 
 def test_a_checked_range_claimed_too_wide_is_caught(monkeypatch):
-    """Exactness by a checked range (pipebounds.certify.CHECKED_RANGES) is checked too: a range
-    that claims every K = 1 instance includes P = 3, m = 12, f = 5, b = 3 (T3 144 < OPT 146)."""
-    from pipebounds import certify as cf
+    """Exactness by a checked range (pipebounds.certify.checked.CHECKED_RANGES) is checked too: a
+    range that claims every K = 1 instance includes P = 3, m = 12, f = 5, b = 3 (T3 144 < OPT 146)."""
+    from pipebounds.certify import checked as cf
 
     wide = dataclasses.replace(cf.CHECKED_RANGES[0], contains=lambda inst: inst.K == 1)
     monkeypatch.setattr(cf, "CHECKED_RANGES", (wide,))

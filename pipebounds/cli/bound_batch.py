@@ -3,7 +3,8 @@
 The lines are parsed in one ``json.loads`` call; every line with integer fields in the ranges of
 :data:`bounds.batch.LIMITS` (named placement, integer durations, no delay) goes through the
 array evaluation :func:`bounds.batch.lower_bounds` and the lookups of
-:mod:`pipebounds.certify` (checked ranges vectorised, pipebounds/data/optima.jsonl by an integer key);
+:mod:`pipebounds.certify` (the checked ranges' vectorised twin
+:func:`pipebounds.certify.checked.checked_rows`, pipebounds/data/optima.jsonl by an integer key);
 any other line (a rational duration, ``stage_to_rank``, ``c``, a bad value, ...) through the
 per-instance path of :func:`pipebounds.cli.bound.bound_report`, which also writes the error of a
 bad line. The output objects are the same either way (tests/test_cli_bound.py compares them);
@@ -22,8 +23,8 @@ from bounds.batch import Rows, lower_bounds, supported
 from bounds.evaluate import TERM_IDS
 
 from .common import batch_result, jsonable, read_batch_line
-from ..certify import (SINGLE_SLOT_CHECKED, SPLIT_SINGLE_SLOT_CHECKED, int_key,
-                       optimum_by_int_key, table_sizes)
+from ..certify.checked import checked_rows
+from ..certify.optima import table_optima_rows
 
 _VEC_KEYS = {"P", "m", "K", "v", "placement", "f", "b", "b_input", "b_weight"}
 
@@ -80,25 +81,6 @@ def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
           & supported(P, m, K, v, f, b, bI, bW))
     fields = np.stack([P, m, K, v, vshape.astype(np.int64), f, b, bI, bW], 1)
     return rows[ok], fields[ok]
-
-
-def _checked(r: Rows) -> np.ndarray:
-    """Rows in a checked range of :mod:`pipebounds.certify` (T3 = OPT at ``K = 1``)."""
-    base = (r.v == 1) & (r.K == 1)
-    fused = base & ~r.split & (r.P <= SINGLE_SLOT_CHECKED["P"]) & (r.m <= SINGLE_SLOT_CHECKED["m"])
-    split = (base & r.split & (r.P <= SPLIT_SINGLE_SLOT_CHECKED["P"])
-             & (r.m <= SPLIT_SINGLE_SLOT_CHECKED["m"]))
-    ok = np.zeros(r.P.shape, bool)
-    g = SINGLE_SLOT_CHECKED["durations"]
-    for a in g:
-        for c in g:
-            ok |= fused & (r.b * a == r.f * c)
-    g = SPLIT_SINGLE_SLOT_CHECKED["durations"]
-    for a in g:
-        for c in g:
-            for d in g:
-                ok |= split & (r.bI * a == r.f * c) & (r.bW * a == r.f * d)
-    return ok
 
 
 _OPT_NULL = 'null, "optimum_exact": null'
@@ -216,18 +198,14 @@ def batch_bound_rows(data: bytes, report: Callable) -> list[str]:
     lb_value, lb_exact = _number_texts(res.num, res.den)
     # the basis of a known optimum: a theorem's exact case, a checked range, the table
     basis = np.full(len(fields), "null", dtype=object)
-    basis[_checked(r)] = '"checked"'
+    basis[checked_rows(r)] = '"checked"'
     basis[np.array([t is not None for t in res.theorem.tolist()], bool)] = '"theorem"'
     opt_text = np.full(len(fields), None, dtype=object)
     exact = basis != "null"
-    sizes = np.array(sorted(P * (1 << 21) + m for P, m in table_sizes()), dtype=np.int64)
-    look = np.flatnonzero(~exact & np.isin(r.P * (1 << 21) + r.m, sizes))
-    for k in look.tolist():
-        known = optimum_by_int_key(*int_key(*fields[k]))
-        if known is not None:
-            basis[k] = '"table"'
-            opt_text[k] = _num(known.numerator, known.denominator, "optimum_exact")
-            exact[k] = known == Fraction(lb_exact[k])
+    for k, known in table_optima_rows(fields, np.flatnonzero(~exact)).items():
+        basis[k] = '"table"'
+        opt_text[k] = _num(known.numerator, known.denominator, "optimum_exact")
+        exact[k] = known == Fraction(lb_exact[k])
     basis_l, exact_l, opt_l = basis.tolist(), exact.tolist(), opt_text.tolist()
     for k, i in enumerate(fast_idx):
         P, m, K, v, vs, f, b, bI, bW = fields[k]

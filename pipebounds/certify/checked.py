@@ -1,0 +1,116 @@
+"""The checked ranges: instances where the lower bound was confirmed equal to the optimum by
+exact search independent of the bound (basis ``checked`` of :mod:`pipebounds.certify`).
+
+Scaling every duration by ``c > 0`` scales every makespan by ``c``, so a range stated on a grid
+of durations covers every instance whose durations are proportional to a tuple of the grid:
+``(f, b)`` is in the fused range when ``f : b = a : c`` for some ``a, c`` of
+:data:`SINGLE_SLOT_CHECKED`'s durations, i.e. ``c f = a b``. Each :class:`CheckedRange` has the
+scalar predicate (an :class:`~schedules.instance.Instance`) and its vectorised twin (the rows
+of :class:`bounds.batch.Rows`, for ``bound --batch``), both read from the same constants;
+tests/test_certify.py checks that they agree.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from bounds.batch import Rows
+from schedules.instance import Instance
+
+SINGLE_SLOT_CHECKED: dict = {"P": 5, "m": 8, "durations": (1, 2, 3, 4, 5)}
+"""T3 = OPT, fused ``K = 1``, ``v = 1``: ``P <= 5, m <= 8``, every ratio ``f : b`` of two
+durations of the grid (docs/theory.md section 5; 637 rows of pipebounds/data/optima.jsonl)."""
+
+SPLIT_SINGLE_SLOT_CHECKED: dict = {"P": 4, "m": 6, "durations": (1, 2, 3)}
+"""T3's split form = OPT, ``K = 1``, ``v = 1``: ``P <= 4, m <= 6``, every ratio
+``f : b_I : b_W`` of the grid (docs/theory.md section 6)."""
+
+
+@dataclass(frozen=True)
+class CheckedRange:
+    """A range of instances on which the bound equals the optimum, confirmed by exact search
+    independent of the bound: ``contains`` decides one instance, ``contains_rows`` the same for
+    every row of a batch (a bool array); ``check`` names the proofs_checks check that
+    re-confirms it (it fails when an instance of the range is missing from
+    pipebounds/data/optima.jsonl or has LB != OPT)."""
+
+    id: str
+    theorem: str
+    description: str
+    contains: Callable[[Instance], bool]
+    contains_rows: Callable[[Rows], np.ndarray]
+    check: str
+
+
+def _proportional(durs: tuple, grid) -> bool:
+    """``durs`` is a positive multiple of some tuple of grid values (same length):
+    ``t_j d_0 = t_0 d_j`` for every ``j``, for some ``t`` in ``grid^len(durs)``."""
+    return any(all(g * durs[0] == t[0] * d_ for g, d_ in zip(t, durs))
+               for t in itertools.product(grid, repeat=len(durs)))
+
+
+def _proportional_rows(durs: tuple, grid) -> np.ndarray:
+    """:func:`_proportional` elementwise: ``durs`` a tuple of int64 arrays (one per duration)."""
+    ok = np.zeros(durs[0].shape, bool)
+    for t in itertools.product(grid, repeat=len(durs)):
+        hit = np.ones(durs[0].shape, bool)
+        for g, d_ in zip(t, durs):
+            hit &= g * durs[0] == t[0] * d_
+        ok |= hit
+    return ok
+
+
+def single_slot_checked(inst: Instance) -> bool:
+    """``inst`` lies in the range where T3 (fused or split form) = OPT was confirmed."""
+    if inst.K != 1 or inst.c or inst.v != 1:
+        return False
+    rng = SPLIT_SINGLE_SLOT_CHECKED if inst.split else SINGLE_SLOT_CHECKED
+    if inst.P > rng["P"] or inst.m > rng["m"]:
+        return False
+    durs = (inst.f, inst.b_I, inst.b_W) if inst.split else (inst.f, inst.b)
+    return _proportional(durs, rng["durations"])
+
+
+def single_slot_checked_rows(r: Rows) -> np.ndarray:
+    """:func:`single_slot_checked` of every row of ``r`` (integer durations, no delay)."""
+    base = (r.v == 1) & (r.K == 1)
+    out = np.zeros(r.P.shape, bool)
+    for split, rng, durs in ((False, SINGLE_SLOT_CHECKED, (r.f, r.b)),
+                             (True, SPLIT_SINGLE_SLOT_CHECKED, (r.f, r.bI, r.bW))):
+        rows = base & (r.split == split) & (r.P <= rng["P"]) & (r.m <= rng["m"])
+        if rows.any():
+            out |= rows & _proportional_rows(durs, rng["durations"])
+    return out
+
+
+CHECKED_RANGES: tuple[CheckedRange, ...] = (
+    CheckedRange("T3-checked", "T3",
+                 "K = 1, v = 1, fused: P <= 5, m <= 8, f : b with f, b in {1..5}; split: "
+                 "P <= 4, m <= 6, f : b_I : b_W with each in {1, 2, 3}",
+                 single_slot_checked, single_slot_checked_rows,
+                 "proofs_checks.single_wave.single_slot_table"),
+)
+
+
+def checked_range(inst: Instance) -> Optional[CheckedRange]:
+    """The checked range containing ``inst``, or None."""
+    for rng in CHECKED_RANGES:
+        if rng.contains(inst):
+            return rng
+    return None
+
+
+def checked_rows(r: Rows) -> np.ndarray:
+    """Per row of ``r``: it lies in some checked range (:func:`checked_range` is not None)."""
+    out = np.zeros(r.P.shape, bool)
+    for rng in CHECKED_RANGES:
+        out |= rng.contains_rows(r)
+    return out
+
+
+__all__ = ["CHECKED_RANGES", "CheckedRange", "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED",
+           "checked_range", "checked_rows", "single_slot_checked", "single_slot_checked_rows"]
