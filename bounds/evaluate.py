@@ -30,6 +30,7 @@ from .heterogeneous import crossings
 from .heterogeneous import terms as hetero_terms
 from .multi_wave import terms as multi_wave_terms
 from .single_wave import terms as single_wave_terms
+from schedules.limits import LimitError
 
 Value = Union[int, Fraction]
 
@@ -57,7 +58,7 @@ SINGLE_WAVE_LIMIT = 1 << 17
 maxima over the ``P`` GPUs, ``O(P)``; about a second at the limit)."""
 
 
-class BoundLimitError(ValueError):
+class BoundLimitError(LimitError):
     """The instance is larger than the bound evaluates (the message names the limit)."""
 
 

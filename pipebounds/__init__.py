@@ -24,7 +24,8 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 
 from bounds import LowerBound, lower_bound
-from schedules import (DocumentError, Instance, InstanceError, Op, Schedule, SimulationResult,
+from schedules import (DocumentError, Instance, InstanceError, Op, PipeboundsError, Schedule,
+                       SimulationResult,
                        document_from_schedule, is_valid, read_schedule, schedule_from_document,
                        simulate, validate, write_schedule)
 from schedules.generators import GENERATORS, generate
@@ -52,7 +53,7 @@ def optimal_schedule(inst: Instance):
 
 
 __all__ = [
-    "__version__", "Instance", "InstanceError", "Op", "Schedule", "SimulationResult", "simulate",
+    "__version__", "PipeboundsError", "Instance", "InstanceError", "Op", "Schedule", "SimulationResult", "simulate",
     "validate", "is_valid", "DocumentError", "schedule_from_document", "document_from_schedule",
     "read_schedule", "write_schedule", "LowerBound", "lower_bound", "GENERATORS", "generate",
     "fit_memory", "optimal_remat", "RematResult", "solve", "optimal_schedule",

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import lcm
 from typing import TYPE_CHECKING, Optional, Union
+from .errors import InputError
 
 if TYPE_CHECKING:
     from .memory import MemoryModel
@@ -42,7 +43,7 @@ Number = Union[int, Fraction, str, float]
 PLACEMENTS = ("looped", "vshape")
 
 
-class InstanceError(ValueError):
+class InstanceError(InputError):
     """An instance field is out of range or inconsistent; the message names the field."""
 
 

@@ -23,9 +23,10 @@ from .instance import Instance, InstanceError, durations_json, fraction_json, to
 from .memory import MemoryModelError, memory_from_json
 from .ops import OpError
 from .schedule import Schedule, ScheduleError
+from .errors import InputError
 
 
-class DocumentError(ValueError):
+class DocumentError(InputError):
     """A document that is not an orders document; the message names the key or value."""
 
 

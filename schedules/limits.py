@@ -17,6 +17,7 @@ schedules.limits.LimitError: P·v = 1000000 is above the limit MAX_STAGES = 6553
 """
 
 from __future__ import annotations
+from .errors import InputError
 
 MAX_STAGES = 1 << 16
 """``S = P·v``: stages of an instance (so ``P`` and ``v`` too)."""
@@ -51,7 +52,7 @@ MAX_INPUT_BYTES = 1 << 30
 DOCS = "docs/reliability.md"
 
 
-class LimitError(ValueError):
+class LimitError(InputError):
     """An input is beyond one of the limits of this module; the message names the limit."""
 
 

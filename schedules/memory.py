@@ -33,11 +33,12 @@ from typing import Optional
 
 from .limits import LimitError
 from .numbers import read_fraction
+from .errors import InputError
 
 TRANSIENT_KINDS = ("F", "B", "I", "W", "R")
 
 
-class MemoryModelError(ValueError):
+class MemoryModelError(InputError):
     """A memory model field is missing, negative or of the wrong length; the message names it."""
 
 

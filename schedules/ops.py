@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from .errors import InputError
 
 KINDS = ("F", "B", "I", "W", "R")
 """Op kinds: forward, full backward, input-gradient backward, weight-gradient backward, recompute."""
@@ -24,7 +25,7 @@ KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 _ACTION = re.compile(r"^\s*(\d+)\s*([A-Za-z_]+)\s*(\d+)\s*\Z", re.ASCII)
 
 
-class OpError(ValueError):
+class OpError(InputError):
     """A malformed action string or an unknown op kind; the message quotes the offending text."""
 
 

@@ -56,9 +56,10 @@ from .instance import require
 from .ops import Op
 from .progress import Progress, progress_for
 from .schedule import Schedule
+from .errors import InputError
 
 
-class RematError(ValueError):
+class RematError(InputError):
     """``fit_memory`` got a bad ``K`` or a schedule it cannot fit (an invalid base schedule)."""
 
 

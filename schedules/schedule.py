@@ -21,9 +21,10 @@ import numpy as np
 from .limits import LimitError, MAX_ORDER_ITEMS, limit_message
 from .instance import Instance
 from .ops import KIND_INDEX, KINDS, Op, OpError
+from .errors import InputError
 
 
-class ScheduleError(ValueError):
+class ScheduleError(InputError):
     """The orders cannot even be read as a schedule of the instance (wrong number of GPUs...)."""
 
 

@@ -77,3 +77,30 @@ def test_dict_round_trip_and_with():
     assert inst.with_(K=None).K is None and inst.with_(K=None).b_I == 1
     fused = inst.with_(b_I=None, b_W=None, b=5)
     assert not fused.split and fused.b == 5
+
+
+def test_every_toolkit_exception_derives_from_the_one_root():
+    """networkx's pattern: one root, each class also the built-in it specialises."""
+    import inspect
+    import pkgutil
+    import importlib
+
+    import bounds
+    import pipebounds
+    import schedules
+    from schedules.errors import PipeboundsError
+
+    found = {}
+    for pkg in (schedules, bounds, pipebounds):
+        for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            if info.name.endswith("__main__") or ".torch" in info.name:
+                continue
+            mod = importlib.import_module(info.name)
+            for name, obj in vars(mod).items():
+                if (inspect.isclass(obj) and issubclass(obj, Exception) and not name.startswith("_")
+                        and obj.__module__ == mod.__name__):
+                    found[name] = obj
+    assert len(found) >= 17, sorted(found)
+    outside = sorted(n for n, c in found.items() if not issubclass(c, PipeboundsError))
+    assert not outside, f"exceptions outside the root: {outside}"
+    assert issubclass(found["InstanceError"], ValueError)

@@ -13,6 +13,8 @@ import importlib
 import os
 import sys
 
+from schedules.errors import PipeboundsError
+
 from .common import CLIError
 
 COMMANDS = ("bound", "solve", "generate", "simulate", "gantt", "report", "frontier", "remat", "best",
@@ -83,12 +85,11 @@ def main(argv: list[str] | None = None) -> int:
 
     Exit status (docs/reliability.md): 0 done; 1 ``simulate`` found an invalid document; 2 bad
     input or usage, a limit, or an output that cannot be written: always one line on stderr,
-    never a traceback. An unexpected exception (a bug) is also one line, ``error: internal error
+    never a traceback. Every exception the toolkit raises on purpose derives from
+    :class:`schedules.errors.PipeboundsError` and is caught here, in one place. An unexpected exception (a bug) is also one line, ``error: internal error
     (please report): Type: message``, with status 2. A closed pipe on standard output (``| head``)
     ends quietly with status 0.
     """
-    from schedules.io import INPUT_ERRORS
-
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -99,9 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         if sys.stdout is not None:
             sys.stdout.flush()
         return code
-    except CLIError as exc:
-        return _error(str(exc))
-    except INPUT_ERRORS as exc:
+    except PipeboundsError as exc:  # the one root (schedules.errors): bad input, a limit, a refusal
         return _error(str(exc))
     except BrokenPipeError:
         _discard_stdout()

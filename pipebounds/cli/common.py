@@ -12,9 +12,10 @@ from typing import Any, Iterator
 from schedules import limits
 from schedules.instance import Instance, InstanceError, fraction_json
 from schedules.io import INPUT_ERRORS, DocumentError, decode_text, parse_json
+from schedules.errors import PipeboundsError
 
 
-class CLIError(Exception):
+class CLIError(PipeboundsError):
     """Bad input or usage: the CLI prints the message on one line and exits 2."""
 
 

@@ -31,12 +31,13 @@ import itertools
 import json
 from dataclasses import dataclass
 from typing import Any
+from schedules.errors import InputError
 
 PRODUCT_KEYS = ("P", "m", "m_per_P", "K", "v", "placement", "f", "b", "b_input", "b_weight", "c",
                 "durations")
 
 
-class GridError(ValueError):
+class GridError(InputError):
     """A grid file that cannot be expanded; the message names the key."""
 
 

@@ -21,9 +21,10 @@ from fractions import Fraction
 from typing import Callable
 
 from schedules.instance import Instance, fraction_json
+from schedules.errors import InputError
 
 
-class TaskError(ValueError):
+class TaskError(InputError):
     """Options a task cannot use; the message names the option."""
 
 

@@ -34,9 +34,10 @@ from schedules.compiled import compile_schedule
 from schedules.ops import KINDS
 from schedules.schedule import Schedule
 from schedules.simulate import SimulationResult, simulate, store_release
+from schedules.errors import InputError
 
 
-class GanttError(ValueError):
+class GanttError(InputError):
     """The schedule cannot be drawn (it is invalid: no timing exists)."""
 
 

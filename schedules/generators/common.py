@@ -18,9 +18,10 @@ from typing import Sequence
 
 from ..instance import Instance, placement_stage_to_rank
 from ..ops import Op
+from schedules.errors import InputError
 
 
-class GeneratorError(ValueError):
+class GeneratorError(InputError):
     """A generator cannot build its schedule for this instance; the message says why."""
 
 

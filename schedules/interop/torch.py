@@ -45,6 +45,7 @@ from ..instance import PLACEMENTS, Instance, placement_stage_to_rank
 from ..ops import Op, split_action
 from ..comms import COMM_KINDS
 from ..schedule import Schedule, ScheduleError
+from schedules.errors import InputError
 
 COMPUTE = ("F", "B", "I", "W")
 """torch's computation types that are ops of the model (``R``, this project's recompute, is also
@@ -60,7 +61,7 @@ _NO_MICROBATCH = re.compile(r"^\s*(\d+)\s*([A-Z_]+)\s*$")
 _OVERLAP_STRING = re.compile(r"^\s*\((.*)\)\s*([A-Z_]+)\s*$")
 
 
-class InteropError(ValueError):
+class InteropError(InputError):
     """An action the importer cannot read; the message quotes it and names the rank."""
 
 
