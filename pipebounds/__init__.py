@@ -53,7 +53,8 @@ def optimal_schedule(inst: Instance):
 
 
 __all__ = [
-    "__version__", "PipeboundsError", "Instance", "InstanceError", "Op", "Schedule", "SimulationResult", "simulate",
+    "__version__", "PipeboundsError", "Instance", "InstanceError", "Op", "Schedule",
+    "SimulationResult", "simulate",
     "validate", "is_valid", "DocumentError", "schedule_from_document", "document_from_schedule",
     "read_schedule", "write_schedule", "LowerBound", "lower_bound", "GENERATORS", "generate",
     "fit_memory", "optimal_remat", "RematResult", "solve", "optimal_schedule",

@@ -227,7 +227,10 @@ def test_bad_time_limit_exits_2(capsys):
 def _in_daemon(q):
     from pipebounds.search.portfolio import solve_portfolio
 
-    res = solve_portfolio(Instance(P=2, m=3, K=2, v=2, placement="vshape"), time_limit=60)
+    from pipebounds.search.backend import SolveOptions
+
+    res = solve_portfolio(Instance(P=2, m=3, K=2, v=2, placement="vshape"),
+                          SolveOptions(time_limit=60))
     q.put((res.status, res.makespan, [e for e, _, _ in res.stats["engines"]]))
 
 
@@ -244,3 +247,28 @@ def test_portfolio_inside_a_daemon_process_runs_the_engines_in_turn():
     ref = solve(Instance(P=2, m=3, K=2, v=2, placement="vshape"), time_limit=60, engine="search")
     assert status == "optimal" and makespan == ref.makespan
     assert engines[0] == "search"
+
+
+def test_every_backend_takes_the_one_options_object_and_an_incumbent():
+    """The backend contract (pipebounds.search.backend): each registered engine takes a frozen
+    SolveOptions; a caller's incumbent is used even without the known schedules, and no engine
+    returns anything worse than it."""
+    import dataclasses
+
+    from pipebounds.search.backend import BACKENDS, SolveOptions
+    from schedules.generators import generate
+    from schedules.remat import fit_memory
+
+    inst = Instance(P=3, m=4, K=2, f=2, b=3)
+    start = fit_memory(generate("gpipe", Instance(P=3, m=4, f=2, b=3)), 2).with_instance(inst)
+    start_ms = simulate(start).makespan
+    opts = SolveOptions(time_limit=20, use_known=False, incumbent=start)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.time_limit = 1  # type: ignore[misc]
+    prepared = opts.prepared(inst)
+    assert prepared.known is not None and prepared.known[2] == start_ms
+    for name, backend in BACKENDS.items():
+        res = backend.solve(inst, opts)
+        assert res.makespan is not None and res.makespan <= start_ms, name
+        assert simulate(res.schedule).makespan == res.makespan, name
+        assert res.status == "optimal", (name, res.status)

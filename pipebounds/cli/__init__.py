@@ -86,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     Exit status (docs/reliability.md): 0 done; 1 ``simulate`` found an invalid document; 2 bad
     input or usage, a limit, or an output that cannot be written: always one line on stderr,
     never a traceback. Every exception the toolkit raises on purpose derives from
-    :class:`schedules.errors.PipeboundsError` and is caught here, in one place. An unexpected exception (a bug) is also one line, ``error: internal error
-    (please report): Type: message``, with status 2. A closed pipe on standard output (``| head``)
+    :class:`schedules.errors.PipeboundsError` and is caught here, in one place. An
+    unexpected exception (a bug) is also one line, ``error: internal error (please report):
+    Type: message``, with status 2. A closed pipe on standard output (``| head``)
     ends quietly with status 0.
     """
     try:

@@ -90,6 +90,7 @@ class _Interrupt:
 def solve_report(inst: Instance, args, stop=None) -> dict:
     """The JSON object of one solved instance."""
     from pipebounds.search import Progress, solve
+    from pipebounds.search.backend import SolveOptions
     from pipebounds.search.portfolio import solve_portfolio
 
     if stop is not None and stop():
@@ -98,8 +99,8 @@ def solve_report(inst: Instance, args, stop=None) -> dict:
     channel = Progress(inst.unit, stop=stop, enabled=show)
     limit = _time_limit(args.time_limit)
     if args.engine == "cpsat":  # in a process too, so that a signal gets its best answer
-        res = solve_portfolio(inst, limit, args.workers, engines=("cpsat",), channel=channel,
-                              engine_name="cpsat")
+        res = solve_portfolio(inst, SolveOptions(time_limit=limit, workers=args.workers),
+                              channel=channel, engines=("cpsat",), engine_name="cpsat")
     else:
         res = solve(inst, time_limit=limit, engine=args.engine, workers=args.workers,
                     channel=channel)

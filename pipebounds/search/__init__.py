@@ -5,11 +5,14 @@ Modules, bottom up: :mod:`.model` (the integer form of an instance), :mod:`.resu
 stop, shared incumbent and bound), :mod:`.incumbent` (known schedules as upper bounds),
 :mod:`.symmetry` (the microbatch symmetry rules); the backends :mod:`.bnb` + :mod:`.deepening`
 (branch and bound), :mod:`.cpsat` (OR-tools CP-SAT) and :mod:`.portfolio` (both in processes);
-:mod:`.solve` dispatches.
+:mod:`.solve` dispatches through :mod:`.backend` (one options object, one protocol, one
+registry of backends).
 """
 
+from .backend import BACKENDS, Backend, SolveOptions
 from .channel import Channel, Progress
 from .result import STATUSES, SolveResult
 from .solve import ENGINES, solve
 
-__all__ = ["solve", "SolveResult", "STATUSES", "ENGINES", "Channel", "Progress"]
+__all__ = ["solve", "SolveResult", "STATUSES", "ENGINES", "Channel", "Progress", "SolveOptions",
+           "Backend", "BACKENDS"]

@@ -61,7 +61,7 @@ def solve_search(inst: Instance, time_limit: Optional[float] = None,
     best_sched, best_ms, source = None, None, ""
     if known is None and use_known:
         known = best_known(inst)
-    if use_known and known is not None:
+    if known is not None:  # the caller's known schedule or incumbent (SolveOptions.prepared)
         source, best_sched, ms = known
         best_ms = ceil_units(ms, unit)
         channel.incumbent("search", best_ms, [list(o) for o in best_sched.orders])

@@ -30,21 +30,21 @@ import os
 import queue
 import signal
 import time
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional, Sequence
 
 from schedules.instance import Instance
 from schedules.schedule import Schedule
+from .backend import BACKENDS, SolveOptions
 from .bnb import Search
 from .channel import SILENT, Channel
-from .cpsat import solve_cpsat
-from .deepening import solve_search
-from .incumbent import best_known
 from .model import Model
-from .proof import ceil_units, checked, status_of, theory_bound, theory_guard
+from .proof import ceil_units, checked, status_of, theory_guard
 from .result import SolveResult
 
-BACKENDS = ("search", "cpsat")
+ENGINES = ("search", "cpsat")
+"""The backends the portfolio runs side by side."""
 
 SEQUENTIAL_SEARCH_SLICE = (0.25, 5.0)
 """:func:`solve_sequential`: the search runs ``min(share * time_limit, cap)`` seconds (the cap
@@ -73,23 +73,52 @@ class _Shared(Channel):
         return self._lower.value
 
     def incumbent(self, engine: str, makespan: int, orders) -> None:
-        self.q.put(("incumbent", engine, makespan, [list(o) for o in orders]))
+        self.q.put(_Incumbent(engine, makespan, [list(o) for o in orders]))
 
     def bound(self, engine: str, lower: int) -> None:
-        self.q.put(("bound", engine, lower))
+        self.q.put(_Bound(engine, lower))
 
 
-def _engine(name: str, inst: Instance, time_limit, workers, use_known, use_theory, known,
-            lb_theory, channel: Channel) -> SolveResult:
-    if name == "search":
-        return solve_search(inst, time_limit, use_known, use_theory, known=known,
-                            channel=channel, lb_theory=lb_theory)
-    return solve_cpsat(inst, time_limit, workers, use_known, use_theory, known=known,
-                       channel=channel, catch_sigint=False, lb_theory=lb_theory)
+@dataclass(frozen=True)
+class _Incumbent:
+    """An engine found a schedule of ``makespan`` units."""
+
+    engine: str
+    makespan: int
+    orders: list
 
 
-def _worker(name, inst, time_limit, workers, use_known, use_theory, known, lb_theory, q,
-            upper, lower, stop, parent) -> None:
+@dataclass(frozen=True)
+class _Bound:
+    """An engine proved that nothing beats ``lower`` units."""
+
+    engine: str
+    lower: int
+
+
+@dataclass(frozen=True)
+class _Done:
+    """An engine's own answer (times in units)."""
+
+    engine: str
+    status: str
+    lower: int
+    makespan: Optional[int]
+    orders: Optional[list]
+    nodes: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """An engine raised (a bug: the parent raises it)."""
+
+    engine: str
+    error: str
+
+
+def _worker(name: str, inst: Instance, options: SolveOptions, q, upper, lower, stop,
+            parent: int) -> None:
     """One engine process. It runs in a session of its own: a terminal's SIGINT reaches only the
     parent, which decides and ends this process with SIGTERM, and the kernel's per-session CPU
     groups (autogroup) give each engine its own share, as a dedicated core would. Should the
@@ -100,15 +129,14 @@ def _worker(name, inst, time_limit, workers, use_known, use_theory, known, lb_th
     except OSError:  # already a session leader
         pass
     try:
-        res = _engine(name, inst, time_limit, workers, use_known, use_theory, known,
-                      lb_theory, _Shared(q, upper, lower, stop, parent))
+        res = BACKENDS[name].solve(inst, options, _Shared(q, upper, lower, stop, parent))
         unit = inst.unit
         orders = None if res.schedule is None else [list(o) for o in res.schedule.orders]
-        q.put(("done", name, res.status, ceil_units(res.lower_bound, unit),
-               None if res.makespan is None else ceil_units(res.makespan, unit), orders,
-               res.nodes, res.seconds, res.stats))
+        q.put(_Done(name, res.status, ceil_units(res.lower_bound, unit),
+                    None if res.makespan is None else ceil_units(res.makespan, unit), orders,
+                    res.nodes, res.seconds))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises
-        q.put(("error", name, f"{type(exc).__name__}: {exc}"))
+        q.put(_Failed(name, f"{type(exc).__name__}: {exc}"))
 
 
 def _context():
@@ -116,11 +144,11 @@ def _context():
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
-                    use_known: bool = True, use_theory: bool = True,
-                    engines: Sequence[str] = BACKENDS, channel: Channel = SILENT,
+def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
+                    channel: Channel = SILENT, engines: Sequence[str] = ENGINES,
                     engine_name: str = "portfolio") -> SolveResult:
-    """Run ``engines`` (a subset of :data:`BACKENDS`) side by side; see the module docstring.
+    """Run ``engines`` (backends of :data:`~pipebounds.search.backend.BACKENDS`, by default
+    :data:`ENGINES`) side by side; see the module docstring.
 
     ``stats["engines"]`` lists ``(engine, status, seconds)`` of the runs (status ``stopped``
     for a process ended before its own answer),
@@ -130,12 +158,13 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
     """
     t0 = time.monotonic()
     for e in engines:
-        if e not in BACKENDS:
-            raise ValueError(f"unknown backend {e!r}; backends are {', '.join(BACKENDS)}")
+        if e not in ENGINES:
+            raise ValueError(f"unknown engine {e!r}; the portfolio runs {', '.join(ENGINES)}")
     mdl = Model.of(inst)
     unit = mdl.unit
-    lb_theory = theory_bound(inst, use_theory)
-    known = best_known(inst) if use_known else None
+    options = options.prepared(inst)
+    lb_theory, known, time_limit = options.lb_theory, options.known, options.time_limit
+    assert lb_theory is not None
     best_ms, best_orders, source = None, None, ""
     if known is not None:
         theory_guard(inst, known[2], lb_theory)
@@ -143,7 +172,7 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
     best_lower = ceil_units(lb_theory, unit)
     if "search" in engines:
         best_lower = max(best_lower, Search(mdl).root_bound())
-    stats = {"lower_bound_theory": lb_theory, "independent": not use_theory, "engines": [],
+    stats = {"lower_bound_theory": lb_theory, "independent": not options.use_theory, "engines": [],
              "proof": None, "interrupted": False}
 
     def answer(status: Optional[str] = None, nodes: int = 0) -> SolveResult:
@@ -163,10 +192,8 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
         return answer()
     if multiprocessing.current_process().daemon:  # may not start processes
         if len(engines) == 1:
-            return _engine(engines[0], inst, time_limit, workers, use_known, use_theory, known,
-                           lb_theory, channel)
-        return solve_sequential(inst, time_limit, workers, use_known, use_theory,
-                                channel=channel, engine_name=engine_name)
+            return BACKENDS[engines[0]].solve(inst, options, channel)
+        return solve_sequential(inst, options, channel=channel, engine_name=engine_name)
 
     ctx = _context()
     q = ctx.Queue()
@@ -175,10 +202,10 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
     stop = ctx.RawValue("b", 0)
     procs = {}
     left = None if time_limit is None else max(0.01, time_limit - (time.monotonic() - t0))
+    engine_options = options.replace(time_limit=left, catch_sigint=False)
     for name in engines:
         p = ctx.Process(target=_worker, name=f"pipebounds-{name}", daemon=True,
-                        args=(name, inst, left, workers, use_known, use_theory, known,
-                              lb_theory, q, upper, lower, stop, os.getpid()))
+                        args=(name, inst, engine_options, q, upper, lower, stop, os.getpid()))
         p.start()
         procs[name] = p
     channel.bound(engine_name, best_lower)
@@ -200,32 +227,33 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
                 msg = q.get(timeout=0.05)
             except queue.Empty:
                 continue
-            kind, name = msg[0], msg[1]
-            if kind == "error":
-                alive.discard(name)
-                errors.append(f"{name}: {msg[2]}")
+            if isinstance(msg, _Failed):
+                alive.discard(msg.engine)
+                errors.append(f"{msg.engine}: {msg.error}")
                 continue
-            if kind == "incumbent" or (kind == "done" and msg[4] is not None):
-                ms, orders = (msg[2], msg[3]) if kind == "incumbent" else (msg[4], msg[5])
+            name = msg.engine
+            found = msg if isinstance(msg, _Incumbent) else (
+                msg if isinstance(msg, _Done) and msg.makespan is not None else None)
+            if found is not None:
+                ms, orders = found.makespan, found.orders
                 if best_ms is None or ms < best_ms:
                     best_ms, best_orders, source = ms, orders, name
                     upper.value = ms
                     channel.incumbent(name, ms, orders)
-            if kind == "bound" or kind == "done":
-                lb = msg[2] if kind == "bound" else msg[3]
-                if lb > best_lower:
-                    best_lower = lb
-                    lower.value = lb
-                    channel.bound(name, lb)
-            if kind == "done":
+            if isinstance(msg, (_Bound, _Done)):
+                if msg.lower > best_lower:
+                    best_lower = msg.lower
+                    lower.value = msg.lower
+                    channel.bound(name, msg.lower)
+            if isinstance(msg, _Done):
                 alive.discard(name)
-                status, nodes = msg[2], nodes + msg[6]
-                stats["engines"].append((name, status, msg[7]))
-                if status == "infeasible":
+                nodes += msg.nodes
+                stats["engines"].append((name, msg.status, msg.seconds))
+                if msg.status == "infeasible":
                     final = "infeasible"
                     stats["proof"] = name
                     break
-                if status == "optimal":
+                if msg.status == "optimal":
                     stats["proof"] = name
                     break
             if best_ms is not None and best_ms <= best_lower:
@@ -251,8 +279,7 @@ def solve_portfolio(inst: Instance, time_limit: Optional[float] = None, workers:
     return answer(nodes=nodes)
 
 
-def solve_sequential(inst: Instance, time_limit: Optional[float] = None, workers: int = 1,
-                     use_known: bool = True, use_theory: bool = True,
+def solve_sequential(inst: Instance, options: SolveOptions = SolveOptions(),
                      search_seconds: Optional[float] = None, channel: Channel = SILENT,
                      engine_name: str = "auto") -> SolveResult:
     """The engines one after the other in this process: the search for a slice of the time
@@ -261,11 +288,12 @@ def solve_sequential(inst: Instance, time_limit: Optional[float] = None, workers
     schedule of either, the larger proven bound: each is a proof, so the combination is sound);
     ``stats["engines"]`` lists the runs as ``(engine, status, seconds)``."""
     t0 = time.monotonic()
+    time_limit, use_theory = options.time_limit, options.use_theory
     share, cap = SEQUENTIAL_SEARCH_SLICE
     first = cap if time_limit is None else min(share * time_limit, cap)
     if search_seconds is not None:
         first = search_seconds if time_limit is None else min(search_seconds, time_limit)
-    a = solve_search(inst, first, use_known, use_theory, channel=channel)
+    a = BACKENDS["search"].solve(inst, options.replace(time_limit=first), channel)
     runs = [("search", a.status, a.seconds)]
     if a.status in ("optimal", "infeasible") or channel.stop():
         return SolveResult(a.status, a.schedule, a.makespan, a.lower_bound, a.nodes, a.seconds,
@@ -273,9 +301,10 @@ def solve_sequential(inst: Instance, time_limit: Optional[float] = None, workers
     left = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - t0))
     # the search already started from the known schedules: hand CP-SAT its best one instead of
     # computing them again
-    c = solve_cpsat(inst, time_limit=left, workers=workers, use_known=False,
-                    use_theory=use_theory, hint=a.schedule if use_known else None,
-                    channel=channel)
+    c = BACKENDS["cpsat"].solve(inst, options.replace(
+        time_limit=left, use_known=False, known=None, lb_theory=None,
+        incumbent=a.schedule if (options.use_known or options.incumbent is not None) else None),
+        channel)
     runs.append(("cpsat", c.status, c.seconds))
     if c.status == "infeasible":
         return SolveResult("infeasible", None, None, c.lower_bound, a.nodes + c.nodes,

@@ -8,8 +8,11 @@ own and imports only downward:
 * ``portfolio``: both side by side in processes, sharing incumbent and bound, the first proof
   wins (:mod:`pipebounds.search.portfolio`); the command line's default;
 * ``auto``: an alias of ``portfolio`` (it was "search, then CP-SAT"; that order remains as
-  :func:`~pipebounds.search.portfolio.solve_sequential`, which the portfolio also uses inside a
-  daemon process).
+  :func:`solve_auto`, :func:`~pipebounds.search.portfolio.solve_sequential`, which the portfolio
+  also uses inside a daemon process).
+
+The backends share one contract (:mod:`pipebounds.search.backend`: a frozen
+:class:`~pipebounds.search.backend.SolveOptions` and the ``Backend`` protocol).
 
 Every returned schedule is checked by :func:`schedules.simulate.simulate`: it must be valid and
 have the makespan reported (an ``AssertionError`` otherwise: a bug, never a silent result).
@@ -25,21 +28,19 @@ from __future__ import annotations
 from typing import Optional
 
 from schedules.instance import Instance
+from schedules.schedule import Schedule
+
+from .backend import BACKENDS, SolveOptions
 from .channel import SILENT, Channel
-from .cpsat import solve_cpsat
-from .deepening import solve_search
-from .portfolio import solve_portfolio, solve_sequential
 from .result import SolveResult
 
-ENGINES = ("portfolio", "search", "cpsat", "auto")
-
-solve_auto = solve_sequential
-"""The former ``auto`` (search first, then CP-SAT), kept for the table of optima."""
+ENGINES = tuple(BACKENDS)
+"""The engine names (:data:`~pipebounds.search.backend.BACKENDS`)."""
 
 
 def solve(inst: Instance, time_limit: Optional[float] = None, engine: str = "search",
           workers: int = 1, use_known: bool = True, use_theory: bool = True,
-          channel: Channel = SILENT) -> SolveResult:
+          channel: Channel = SILENT, incumbent: Optional[Schedule] = None) -> SolveResult:
     """An optimal schedule of ``inst`` within ``time_limit`` seconds (None: no limit).
 
     ``engine``: one of :data:`ENGINES` (the library's default is the in-process ``search``;
@@ -48,20 +49,33 @@ def solve(inst: Instance, time_limit: Optional[float] = None, engine: str = "sea
     cross-checks); ``use_theory`` starts from :func:`bounds.lower_bound`. With
     ``use_theory=False`` every proof rests on the engines alone, so the result can *check* the
     theory's bounds (the table of optima is made this way); ``stats["independent"]`` says which.
+    ``incumbent``: a valid schedule to start from (e.g. a synthesized one).
     ``channel`` (:mod:`pipebounds.search.channel`) receives progress and may stop the solve, which
-    then returns the best found so far.
+    then returns the best found so far. The options become one
+    :class:`~pipebounds.search.backend.SolveOptions` handed to the backend.
     """
-    if inst.memory is not None and inst.memory.budget is not None and engine != "cpsat":
-        if engine == "search":
-            raise ValueError("the search engine does not model memory in bytes; use engine "
+    if engine not in BACKENDS:
+        raise ValueError(f"unknown engine {engine!r}; engines are {', '.join(ENGINES)}")
+    if inst.memory is not None and inst.memory.budget is not None:
+        backend = getattr(BACKENDS[engine], "memory_bytes", False)
+        if not backend:
+            raise ValueError(f"the {engine} engine does not model memory in bytes; use engine "
                              "'cpsat' (OR-tools) for an instance with a memory budget")
-        engine = "cpsat"   # portfolio/auto: the search cannot take part
-    if engine == "search":
-        return solve_search(inst, time_limit, use_known, use_theory, channel=channel)
-    if engine == "cpsat":
-        return solve_cpsat(inst, time_limit=time_limit, workers=workers, use_known=use_known,
-                           use_theory=use_theory, channel=channel)
-    if engine in ("portfolio", "auto"):
-        return solve_portfolio(inst, time_limit, workers, use_known, use_theory,
-                               channel=channel)
-    raise ValueError(f"unknown engine {engine!r}; engines are {', '.join(ENGINES)}")
+        if engine != "cpsat":
+            engine = "cpsat"   # portfolio/auto: the search cannot take part
+    options = SolveOptions(time_limit=time_limit, workers=workers, use_known=use_known,
+                           use_theory=use_theory, incumbent=incumbent)
+    return BACKENDS[engine].solve(inst, options, channel)
+
+
+def solve_auto(inst: Instance, time_limit: Optional[float] = None, use_theory: bool = True,
+               search_seconds: Optional[float] = None, channel: Channel = SILENT,
+               **options) -> SolveResult:
+    """The former ``auto``: the search for a slice of the time, then CP-SAT hinted with its best
+    (:func:`~pipebounds.search.portfolio.solve_sequential`), in this process; the table of
+    optima is made with it. ``options``: further :class:`SolveOptions` fields."""
+    from .portfolio import solve_sequential
+
+    return solve_sequential(inst, SolveOptions(time_limit=time_limit, use_theory=use_theory,
+                                               **options),
+                            search_seconds=search_seconds, channel=channel)
