@@ -106,8 +106,9 @@ class FunctionBackend:
 
 
 BACKENDS: dict[str, Backend] = {}
-"""Engine name -> backend (filled by :func:`register`; :mod:`pipebounds.search` registers the
-four engines)."""
+"""Engine name -> backend (filled by :func:`register`: ``search`` and ``cpsat`` here,
+``portfolio`` and its alias ``auto`` by :mod:`pipebounds.search.portfolio`, which runs the
+others)."""
 
 
 def register(backend: Backend) -> Backend:
@@ -134,16 +135,7 @@ def _cpsat(inst: Instance, o: SolveOptions, channel: Channel) -> SolveResult:
                        catch_sigint=o.catch_sigint)
 
 
-def _portfolio(inst: Instance, o: SolveOptions, channel: Channel) -> SolveResult:
-    from .portfolio import solve_portfolio
-
-    return solve_portfolio(inst, options=o, channel=channel)
-
-
-register(FunctionBackend("portfolio", _portfolio, "search and CP-SAT side by side, sharing "
-                         "incumbent and bound; the first proof wins", memory_bytes=True))
 register(FunctionBackend("search", _search, "branch and bound with iterative deepening, in "
                          "this process"))
 register(FunctionBackend("cpsat", _cpsat, "the CP-SAT model (OR-tools), in this process",
                          memory_bytes=True))
-register(FunctionBackend("auto", _portfolio, "an alias of portfolio", memory_bytes=True))

@@ -36,7 +36,7 @@ from typing import Optional, Sequence
 
 from schedules.instance import Instance
 from schedules.schedule import Schedule
-from .backend import BACKENDS, SolveOptions
+from .backend import BACKENDS, FunctionBackend, SolveOptions, register
 from .bnb import Search
 from .channel import SILENT, Channel
 from .model import Model
@@ -320,3 +320,12 @@ def solve_sequential(inst: Instance, options: SolveOptions = SolveOptions(),
     return SolveResult(status_of(pick.makespan, lower), pick.schedule, pick.makespan, lower,
                        a.nodes + c.nodes, time.monotonic() - t0, engine_name,
                        pick.source or pick.engine, stats)
+
+
+def _portfolio(inst: Instance, options: SolveOptions, channel: Channel) -> SolveResult:
+    return solve_portfolio(inst, options, channel)
+
+
+register(FunctionBackend("portfolio", _portfolio, "search and CP-SAT side by side, sharing "
+                         "incumbent and bound; the first proof wins", memory_bytes=True))
+register(FunctionBackend("auto", _portfolio, "an alias of portfolio", memory_bytes=True))
