@@ -180,6 +180,56 @@ class RematResult:
         return self.span if self.objective == "span" else self.makespan
 
 
+@dataclass(frozen=True)
+class MemoryFloor:
+    """The least activation count a fixed order needs (count model), and where it is reached.
+
+    ``K``: the least ``K`` for which :func:`optimal_remat` of the order is not ``infeasible``;
+    ``gpu`` and ``op``: the first base op where it is reached; ``deferred``: how many of those
+    activations belong to pairs whose input gradient ``I`` ran and whose ``W`` has not
+    (without backward recomputes they stay live until ``W``).
+    """
+
+    K: int
+    gpu: int
+    op: Op
+    deferred: int
+
+
+def memory_floor(schedule: Schedule, backward: bool = False) -> MemoryFloor:
+    """The least ``K`` that some recompute choice of this fixed order fits (count model).
+
+    Every pair can recompute right before its input gradient ``G`` (``B`` or ``I``), so at base
+    position ``i`` of a GPU only these activations are unavoidable (RM1's memory, every pair
+    recomputed as late as possible): the pairs whose ``G`` is at ``i``, and in split form the
+    pairs with ``pos I < i <= pos W`` (without ``backward``; with it, only the pair whose ``W``
+    is at ``i``). The floor is the largest count, at least 1; ``optimal_remat(K)`` is
+    infeasible exactly when ``K`` is below it (no transients in the count model).
+    """
+    base, pairs, _ = _base(schedule)
+    best = None
+    for p, seq in enumerate(base.orders):
+        live = [0] * len(seq)
+        deferred = [0] * len(seq)
+        for pr in pairs:
+            if pr.p != p:
+                continue
+            live[pr.beta] += 1
+            if pr.split:
+                if backward:
+                    live[pr.rho] += 1
+                else:
+                    for i in range(pr.beta + 1, pr.rho + 1):
+                        live[i] += 1
+                        deferred[i] += 1
+        for i, n in enumerate(live):
+            if best is None or n > best.K:
+                best = MemoryFloor(n, p, seq[i], deferred[i])
+    if best is None or best.K < 1:
+        return MemoryFloor(1, 0, base.orders[0][0], 0)
+    return best
+
+
 # ------------------------------------------------------------------ the base order
 
 @dataclass(frozen=True)

@@ -119,7 +119,8 @@ def test_planted_wrong_condition_readings_are_caught():
     the sufficiency reading makes it false too."""
     nec = _claim("v-half-condition-necessary")
     v = evaluate(dataclasses.replace(nec, grid=_condition_grid(range(3, 5), True, ((1, 1, 1),))))
-    assert v.verdict == "false" and v.counterexample["measured"][0] == "0"
+    assert v.verdict == "false" and v.counterexample["measured"][0] == 0
+    assert v.counterexample["measured_exact"][0] == "0"
     suf = _claim("v-half-condition-sufficient")
     assert evaluate(dataclasses.replace(suf, holds_if=None)).verdict == "false"
     # the published direction on rows where it holds for this generator: a bubble in every

@@ -86,12 +86,13 @@ def test_peak_bytes_and_budget(tmp_path, capsys):
     code, out, err = run(tmp_path, capsys, d, "--json")
     res = json.loads(out)
     # GPU 0: 1 static + 3 + 3 + 1 transient during 0B0 = 8; GPU 1: 2 + 5 + 1 during 1B0 = 8
-    assert code == 1 and res["peak_bytes"] == ["8", "8"] and res["budget"] == "7"
+    assert code == 1 and res["peak_bytes"] == [8, 8] and res["peak_bytes_exact"] == ["8", "8"]
+    assert res["budget"] == 7 and res["budget_exact"] == "7"
     assert not res["valid"] and "above the budget 7" in res["errors"][0]
     d["memory"]["budget"] = 8
     code, out, _ = run(tmp_path, capsys, d, "--json")
     res = json.loads(out)
-    assert code == 0 and res["valid"] and res["peak_bytes"] == ["8", "8"]
+    assert code == 0 and res["valid"] and res["peak_bytes_exact"] == ["8", "8"]
     # GPU 0: 0F0 [0,1) 0F1 [1,2); GPU 1: 1F0 [3/2,7/2) 1B0 [7/2,13/2) 1F1 [13/2,17/2)
     # 1B1 [17/2,23/2); GPU 0: 0B0 [7,9) 0B1 [12,14)
     assert res["makespan_exact"] == "14"

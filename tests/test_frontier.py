@@ -62,8 +62,10 @@ def test_cli_frontier_json():
     out = subprocess.run([sys.executable, "-m", "pipebounds", "frontier", "-P", "3", "-m", "9",
                           "--json"], capture_output=True, text=True, check=True)
     d = json.loads(out.stdout)
-    assert d["K_star"] == 2 and d["K_star_exact"] is True and d["optimum_unconstrained"] == "33"
-    assert [p["K"] for p in d["curve"]] == [1, 2] and d["curve"][1]["optimum"] == "33"
+    assert d["K_star"] == 2 and d["K_star_exact"] is True and d["optimum_unconstrained"] == 33
+    assert d["optimum_unconstrained_exact"] == "33"
+    assert [p["K"] for p in d["curve"]] == [1, 2] and d["curve"][1]["optimum"] == 33
+    assert d["curve"][1]["optimum_exact"] == "33"
     bad = subprocess.run([sys.executable, "-m", "pipebounds", "frontier", "-P", "0", "-m", "3"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

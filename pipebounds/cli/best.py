@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+from fractions import Fraction
 
 from .common import (CLIError, add_instance_flags, exact_or_none, exact_string,
-                     instance_from_args, number_or_none, print_json)
+                     instance_from_args, number_or_none, print_json, quantity)
 
 
 def register(sub) -> None:
@@ -46,7 +47,7 @@ def best_report(res) -> dict:
         "instance": res.instance.to_dict(),
         "ranking": [{"family": e.family, "makespan": number_or_none(e.makespan),
                      "makespan_exact": exact_or_none(e.makespan),
-                     "peak": None if e.peak is None else [exact_or_none(x) for x in e.peak],
+                     **quantity("peak", e.peak),
                      "status": e.status, "order": e.order,
                      "recomputed": len(e.result.recomputed) + len(e.result.backward_recomputed)}
                     for e in res.ranking],
@@ -57,6 +58,32 @@ def best_report(res) -> dict:
         "gap": None if res.gap is None else float(res.gap), "gap_exact": exact_or_none(res.gap),
         "gap_to": res.gap_to, "skipped": res.skipped, "seconds": round(res.seconds, 3),
     }
+
+
+def best_text(inst, budget, r: dict) -> list[str]:
+    """``best``'s text: the reference values, then one line per family (written for people)."""
+    from .simulate import percent
+
+    limit = f"K={inst.K}" if budget is None else f"budget {exact_string(budget)} bytes"
+    head = f"P={inst.P} m={inst.m} v={inst.v} {limit}: lower bound {r['lower_bound_exact']}"
+    if r["optimum_exact"] is not None:
+        head += f", optimum {r['optimum_exact']} (proven)"
+    else:
+        head += f", optimum not proven ({r['optimum_status'] or 'not solved'})"
+    if r["gap_exact"] is not None:
+        to = "the optimum" if r["gap_to"] == "optimum" else "the lower bound"
+        head += f"; best family {percent(Fraction(r['gap_exact']))} above {to}"
+    lines = [head]
+    for k, e in enumerate(r["ranking"], 1):
+        if e["makespan_exact"] is None:
+            lines.append(f"  {k:2d}. {e['family']:<15} {e['status']:<10} no recompute choice fits")
+            continue
+        peak = " ".join(e["peak_exact"]) if e["peak_exact"] is not None else "unknown"
+        lines.append(f"  {k:2d}. {e['family']:<15} {e['status']:<10} makespan "
+                     f"{e['makespan_exact']:<6} peak {peak}  recomputes {e['recomputed']}  "
+                     + ("(fit_memory's order: W ops moved earlier)" if e["order"] == "fit_memory"
+                        else "(its own order)"))
+    return lines
 
 
 def _memory_arg(text: str):
@@ -109,13 +136,7 @@ def run(args) -> int:
     if args.json:
         print_json(r)
         return 0
-    print(f"P={inst.P} m={inst.m} v={inst.v} "
-          + (f"K={inst.K}" if budget is None else f"budget {exact_string(budget)} bytes")
-          + f": lower bound {r['lower_bound_exact']}, optimum {r['optimum_exact']} "
-          f"({r['optimum_status']}), gap {r['gap_exact']} (to {r['gap_to']})")
-    for k, e in enumerate(r["ranking"], 1):
-        print(f"  {k:2d}. {e['family']:<15} {e['status']:<10} makespan {e['makespan_exact']}  "
-              f"peak {e['peak']}  recomputes {e['recomputed']}  ({e['order']} order)")
+    print("\n".join(best_text(inst, budget, r)))
     for name, why in r["skipped"].items():
         print(f"      {name:<15} skipped: {why}")
     return 0

@@ -13,6 +13,8 @@ from schedules import limits
 from schedules.instance import Instance, InstanceError, fraction_json
 from schedules.io import INPUT_ERRORS, DocumentError, decode_text, parse_json
 from schedules.errors import PipeboundsError
+from schedules.json_numbers import (exact_or_none, exact_string, number, number_or_none,  # noqa: F401
+                                    quantities, quantity)
 
 
 class CLIError(PipeboundsError):
@@ -181,25 +183,6 @@ def jsonable(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [jsonable(v) for v in x]
     return x
-
-
-def number(x: Fraction) -> int | float:
-    """A JSON number for a Fraction (int when whole, else float); pair it with an exact string."""
-    return int(x) if x.denominator == 1 else float(x)
-
-
-def exact_string(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-
-
-def number_or_none(x):
-    """:func:`number` of ``x``, None for None."""
-    return None if x is None else number(Fraction(x))
-
-
-def exact_or_none(x):
-    """:func:`exact_string` of ``x``, None for None."""
-    return None if x is None else exact_string(Fraction(x))
 
 
 def print_json(obj: Any) -> None:

@@ -39,13 +39,13 @@ def run(args) -> int:
     if args.json:
         print_json({"instance": inst.with_(K=None).to_dict(), **rep})
         return 0
+    opt = rep["optimum_unconstrained_exact"]
     if rep["K_star_exact"]:
-        print(f"K* = {rep['K_star']} (exact); OPT(inf) = {rep['optimum_unconstrained']}")
+        print(f"K* = {rep['K_star']} (exact); OPT(inf) = {opt}")
     else:
-        print(f"K* in [{rep['K_star_low']}, {rep['K_star_high']}]; "
-              f"OPT(inf) = {rep['optimum_unconstrained']}")
+        print(f"{rep['K_star_low']} <= K* <= {rep['K_star_high']} (not settled); OPT(inf) = {opt}")
     for pt in rep["curve"]:
-        opt = pt["optimum"] if pt["optimum"] is not None else "?"
-        print(f"  K={pt['K']:<3} lower bound {pt['lower_bound']:<8} optimum {opt}"
+        known = pt["optimum_exact"] if pt["optimum_exact"] is not None else "not known"
+        print(f"  K={pt['K']:<3} lower bound {pt['lower_bound_exact']:<8} optimum {known}"
               + ("  (exact)" if pt["exact"] else ""))
     return 0

@@ -31,7 +31,7 @@ def run(args) -> int:
     from schedules.generators import GENERATORS, GeneratorError, generate
     from schedules.io import document_from_schedule
     from schedules.remat import RematError
-    from .common import CLIError, instance_from_args, print_json
+    from .common import CLIError, exact_string, instance_from_args, print_json
 
     if args.list:
         if args.json:
@@ -61,7 +61,8 @@ def run(args) -> int:
           f"{'valid' if res.valid else 'INVALID'}")
     if res.makespan is not None:
         recomputes = sum(1 for _, op in schedule.ops() if op.kind == "R")
-        print(f"  makespan {res.makespan}  peak memory {res.peak_memory}  recomputes {recomputes}")
+        print(f"  makespan {exact_string(res.makespan)}  peak memory "
+              + " ".join(str(x) for x in res.peak_memory) + f" (per GPU)  recomputes {recomputes}")
         print("  bubble ratio " + " ".join(f"{float(x):.3f}" for x in res.bubble_ratio))
     print(json.dumps(doc))
     return 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.instance import to_fraction, InstanceError
 from schedules.remat import RematError
-from .common import CLIError, exact_or_none, number_or_none, print_json, read_text
+from .common import CLIError, exact_or_none, number_or_none, print_json, quantity, read_text
 
 
 def register(sub) -> None:
@@ -52,20 +52,26 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
     """The JSON object of one ``remat`` run."""
     from schedules.io import document_from_schedule
     from schedules.remat import fit_memory
-    from schedules.remat_optimal import optimal_remat
+    from schedules.remat_optimal import memory_floor, optimal_remat
     from schedules.simulate import simulate
 
     res = optimal_remat(schedule, K=K, budget_bytes=budget_bytes, backward=backward,
                         objective=objective, positions=positions, time_limit=time_limit)
     inst = schedule.instance
-    fit_ms = None
+    fit_ms = fit_reordered = None
     limit = K if K is not None else (inst.K if budget_bytes is None else None)
     if limit is not None and getattr(inst, "memory", None) is None or K is not None:
         try:
-            fit_ms = simulate(fit_memory(schedule.with_instance(inst.with_(memory=None)),
-                                         limit)).makespan
+            fitted = fit_memory(schedule.with_instance(inst.with_(memory=None)), limit)
+            fit_ms = simulate(fitted).makespan
+            fit_reordered = _base_orders(fitted) != _base_orders(schedule)
         except (RematError, InstanceError):
             fit_ms = None
+    floor = floor_backward = None
+    if budget_bytes is None and limit is not None:  # the count model: the order's least K
+        floor = memory_floor(schedule, backward=backward).K
+        if inst.split and not backward:
+            floor_backward = memory_floor(schedule, backward=True).K
     theory = None
     try:  # with a byte budget: the bound without memory limit (a limit only lengthens)
         from bounds import lower_bound
@@ -81,14 +87,86 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
         "lower_bound": number_or_none(lb), "lower_bound_exact": exact_or_none(lb),
         "theory_lower_bound": number_or_none(theory), "theory_lower_bound_exact": exact_or_none(theory),
         "fit_memory_makespan": number_or_none(fit_ms), "fit_memory_makespan_exact": exact_or_none(fit_ms),
+        "fit_memory_reordered": fit_reordered,
         "recomputed": [str(op) for op in res.recomputed + res.backward_recomputed],
+        "forward_recomputed": [str(op) for op in res.recomputed],
         "backward_recomputed": [str(op) for op in res.backward_recomputed],
-        "peak": None if res.peak is None else [exact_or_none(x) for x in res.peak],
+        "least_K": floor, "least_K_backward": floor_backward,
+        **quantity("peak", res.peak),
         "positions": res.positions, "backward": res.backward, "dropped": res.dropped,
+        "dropped_ops": [str(op) for _, op in schedule.ops() if op.kind == "R"],
         "seconds": round(res.seconds, 3),
         "schedule": None if res.schedule is None else document_from_schedule(
             res.schedule, source=f"pipebounds remat ({res.status})"),
     }
+
+
+def _base_orders(schedule) -> tuple:
+    """Each GPU's order without its ``R`` ops."""
+    return tuple(tuple(op for op in seq if op.kind != "R") for seq in schedule.orders)
+
+
+def remat_text(inst, r: dict, K, budget, objective: str) -> list[str]:
+    """The text output of one ``remat`` run (written for people: no None, labels)."""
+    limit = f"K={K}" if K is not None else (f"budget {budget} bytes" if budget is not None
+                                           else f"K={inst.K}")
+    head = f"P={inst.P} m={inst.m} v={inst.v} {limit}, this order fixed: "
+    lines = []
+    if r["status"] == "infeasible":
+        lines.append(head + "infeasible (no choice of recomputes fits it)")
+        if r["least_K"] is not None:
+            why = (f"  why: this order needs K >= {r['least_K']} even with every activation "
+                   "recomputed right before its backward")
+            if inst.split and not r["backward"]:
+                why += (" (a W op deferred after its I keeps that activation until the W; "
+                        "deferred W ops hold more than K)")
+            lines.append(why)
+        fits = []
+        if r["least_K_backward"] is not None and (K or inst.K or 0) >= r["least_K_backward"]:
+            fits.append("--backward (frees after I, recomputes before W)")
+        if r["least_K"] is not None:
+            fits.append(f"-K {r['least_K']} (this order)")
+        if r["fit_memory_makespan_exact"] is not None:
+            fits.append(f"fit_memory's order (it moves W ops earlier): makespan "
+                        f"{r['fit_memory_makespan_exact']} within this limit")
+        if fits:
+            lines.append("  what fits: " + "; ".join(fits))
+    else:
+        value = r["span_exact"] if objective == "span" else r["makespan_exact"]
+        status = r["status"]
+        bound = r["lower_bound_exact"]
+        text = head + (f"{status} {objective} {value}" if value is not None else status)
+        if objective == "span" and r["makespan_exact"] is not None:
+            text += f" (makespan {r['makespan_exact']})"
+        if bound is not None and status != "optimal":
+            text += f", proven lower bound {bound} on this order"
+        lines.append(text + f"  ({r['seconds']:.2f} s)")
+        if r["peak"] is not None:
+            lines.append("  peak " + " ".join(r["peak_exact"]) + " (per GPU)")
+    compare = []
+    if r["fit_memory_makespan_exact"] is not None:
+        how = (" in its own order (it moved W ops earlier)" if r["fit_memory_reordered"]
+               else " in this order")
+        compare.append(f"fit_memory reaches {r['fit_memory_makespan_exact']}{how}")
+    if r["theory_lower_bound_exact"] is not None:
+        compare.append(f"the theory's lower bound (any order) is {r['theory_lower_bound_exact']}")
+    if compare and r["status"] != "infeasible":
+        lines.append("  compare: " + "; ".join(compare))
+    elif r["status"] == "infeasible" and r["theory_lower_bound_exact"] is not None:
+        lines.append(f"  the theory's lower bound (any order) is {r['theory_lower_bound_exact']}")
+    if r["status"] != "infeasible":
+        fwd, bwd = r["forward_recomputed"], r["backward_recomputed"]
+        lines.append(f"  forward recomputes ({len(fwd)}): " + (" ".join(fwd) or "none"))
+        if r["backward"]:
+            lines.append(f"  backward recomputes, between I and W ({len(bwd)}): "
+                         + (" ".join(bwd) or "none"))
+    if r["dropped_ops"]:
+        lines.append(f"  dropped from the input first ({len(r['dropped_ops'])} R ops): "
+                     + " ".join(r["dropped_ops"]))
+    if r["schedule"] is not None:
+        for p, seq in r["schedule"]["orders"].items():
+            lines.append(f"  GPU {p}: " + " ".join(seq))
+    return lines
 
 
 def run(args) -> int:
@@ -120,14 +198,5 @@ def run(args) -> int:
     if args.json:
         print_json(r)
         return 0
-    inst = schedule.instance
-    value = r["span_exact"] if args.objective == "span" else r["makespan_exact"]
-    print(f"P={inst.P} m={inst.m} v={inst.v}: {r['status']}  {args.objective} {value}  "
-          f"lower bound {r['lower_bound_exact']}  makespan {r['makespan_exact']}  "
-          f"fit_memory {r['fit_memory_makespan_exact']}  theory bound "
-          f"{r['theory_lower_bound_exact']}  ({r['seconds']:.2f} s)")
-    print(f"  recomputed ({len(r['recomputed'])}): " + " ".join(r["recomputed"]))
-    if r["schedule"] is not None:
-        for p, seq in r["schedule"]["orders"].items():
-            print(f"  GPU {p}: " + " ".join(seq))
+    print("\n".join(remat_text(schedule.instance, r, K, args.budget_bytes, args.objective)))
     return 0

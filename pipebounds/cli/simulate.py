@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.simulate import simulate
-from .common import CLIError, exact_string, number, print_json, read_text
+from .common import CLIError, exact_string, number, print_json, quantities, quantity, read_text
 
 
 def register(sub) -> None:
@@ -29,9 +31,10 @@ def simulation_report(schedule) -> dict:
         out["makespan_exact"] = exact_string(res.makespan)
         out["bubble_ratio"] = [float(x) for x in res.bubble_ratio]
         out["bubble_ratio_exact"] = [exact_string(x) for x in res.bubble_ratio]
-        out["busy"] = [exact_string(x) for x in res.busy]
+        out.update(quantity("busy", res.busy))
     else:
-        out.update(makespan=None, makespan_exact=None, bubble_ratio=None)
+        out.update(makespan=None, makespan_exact=None, bubble_ratio=None,
+                   bubble_ratio_exact=None, busy=None, busy_exact=None)
     out["peak_memory"] = res.peak_memory
     inst = schedule.instance
     out.update(_bytes_report(inst, res))
@@ -46,23 +49,59 @@ def simulation_report(schedule) -> dict:
         # the certifier (lookups, and this document as a certificate): is the bound the optimum
         cert = certify(kinst, lb=lb, schedules=[(schedule, res)] if res.valid else [])
         out["exact_basis"] = cert.exact_basis
-        out["optimum"] = None if cert.optimum is None else exact_string(cert.optimum)
+        out.update(quantity("optimum", cert.optimum))
         out["optimal"] = (res.valid and cert.optimum is not None
                           and res.makespan == cert.optimum)
+        out["optimum_basis"] = cert.basis if cert.optimum is not None else None
+        ref = cert.optimum if cert.optimum is not None else lb.value
+        gap = (res.makespan / ref - 1) if res.makespan is not None and ref > 0 else None
+        out.update(quantity("gap", gap))
+        out["gap_to"] = None if gap is None else (
+            "optimum" if cert.optimum is not None else "lower_bound")
+        out["K_from_peak"] = inst.K is None
     else:
         out.update(lower_bound=None, respects_bound=None)
     return out
 
 
+def percent(gap) -> str:
+    """A gap ``makespan / reference - 1`` for people: ``3.8%`` (``0%`` when it is zero)."""
+    g = Fraction(gap) * 100
+    return "0%" if g == 0 else f"{float(g):.3g}%"
+
+
+def simulation_text(r: dict) -> list[str]:
+    """The lines under a document's heading in ``simulate``'s text output."""
+    lines = []
+    if r["makespan"] is None:
+        return lines
+    K = r["lower_bound_K"]
+    lines.append(f"  makespan {r['makespan_exact']}  peak memory "
+                 + " ".join(str(x) for x in r["peak_memory"]) + " (per GPU)")
+    if r["K_from_peak"]:
+        lines.append(f"  the document sets no K: bound and optimum below are at K={K}, its "
+                     "peak memory")
+    if r.get("optimum") is not None:
+        verdict = ("this schedule is optimal" if r["optimal"]
+                   else f"gap {percent(Fraction(r['gap_exact']))} to it")
+        lines.append(f"  lower bound {r['lower_bound_exact']} at K={K}; known optimum "
+                     f"{r['optimum_exact']} (basis {r['optimum_basis']}): {verdict}")
+    elif r.get("lower_bound") is not None:
+        gap = "" if r.get("gap_exact") is None else \
+            f"; gap {percent(Fraction(r['gap_exact']))} to the bound"
+        lines.append(f"  lower bound {r['lower_bound_exact']} at K={K}; optimum not known{gap}")
+    lines.append("  bubble ratio " + " ".join(f"{x:.3f}" for x in r["bubble_ratio"]))
+    return lines
+
+
 def _bytes_report(inst, res) -> dict:
     """``peak_bytes`` (exact strings, one per GPU) and ``budget`` when the document has a
-    ``memory`` object (CLI.md additions); nothing otherwise."""
+    ``memory`` object (CLI.md additions), numbers with their ``_exact`` strings; nothing
+    otherwise."""
     if inst.memory is None:
         return {}
     budget = inst.memory.budget
-    return {"peak_bytes": None if res.peak_bytes is None else [exact_string(x) for x in
-                                                               res.peak_bytes],
-            "budget": None if budget is None else exact_string(budget)}
+    return quantities(peak_bytes=res.peak_bytes, budget=budget)
 
 
 def run(args) -> int:
@@ -85,10 +124,5 @@ def run(args) -> int:
                   f"{'valid' if r['valid'] else 'INVALID'}")
             for e in r["errors"]:
                 print(f"  {e}")
-            if r["makespan"] is not None:
-                print(f"  makespan {r['makespan_exact']}  lower bound {r['lower_bound_exact']} "
-                      f"(K={r['lower_bound_K']})  peak memory {r['peak_memory']}")
-                print("  bubble ratio " + " ".join(f"{x:.3f}" for x in r["bubble_ratio"]))
-            if r.get("peak_bytes") is not None:
-                print(f"  peak bytes {' '.join(r['peak_bytes'])}  budget {r['budget']}")
+            print("\n".join(simulation_text(r)))
     return 0 if all(r["valid"] for r in reports) else 1

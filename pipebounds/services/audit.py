@@ -36,6 +36,7 @@ from typing import Callable, Optional
 from schedules.generators import generate
 from schedules.instance import Instance
 from schedules.io import document_from_schedule
+from schedules.json_numbers import exact_string, number
 from schedules.simulate import SimulationResult, simulate
 
 VERDICTS = ("holds", "holds_on_range", "false")
@@ -393,11 +394,30 @@ def _size(inst: Instance):
 
 
 def json_value(x):
+    """A claimed or measured value as JSON: a number (an int when whole), a list of them; see
+    :func:`exact_value` for its exact string (docs/CLI.md, JSON numbers)."""
     if isinstance(x, Fraction):
-        return str(x.numerator) if x.denominator == 1 else str(x)
+        return number(x)
     if isinstance(x, (tuple, list)):
         return [json_value(y) for y in x]
     return x
+
+
+def exact_value(x):
+    """The exact string of a claimed or measured value (a list of them for a list); values that
+    are not numbers (an order property) are returned as they are."""
+    if isinstance(x, (Fraction, int)) and not isinstance(x, bool):
+        return exact_string(x)
+    if isinstance(x, (tuple, list)):
+        return [exact_value(y) for y in x]
+    return x
+
+
+def show_value(x) -> str:
+    """A claimed or measured value for people: ``7/2``, or ``(0, 1, 2)`` for a list."""
+    if isinstance(x, (tuple, list)):
+        return "(" + ", ".join(show_value(y) for y in x) + ")"
+    return exact_string(x) if isinstance(x, (Fraction, int)) and not isinstance(x, bool) else str(x)
 
 
 def evaluate(claim: Claim) -> Verdict:
@@ -424,7 +444,9 @@ def evaluate(claim: Claim) -> Verdict:
     inst, runs, measured, claimed = (inside or fails)[0]
     doc = document_from_schedule(runs[0].schedule, source=claim.generator, claim=claim.id,
                                  definition=claim.definition, claimed=json_value(claimed),
-                                 measured=json_value(measured))
+                                 claimed_exact=exact_value(claimed),
+                                 measured=json_value(measured),
+                                 measured_exact=exact_value(measured))
     if len(runs) > 1:
         doc["companion"] = document_from_schedule(runs[1].schedule, source=claim.generator)
     return Verdict(claim, verdict, rng, n, len(fails), doc)
@@ -477,7 +499,8 @@ def markdown(verdicts: list[Verdict]) -> str:
             dur = d["durations"]
             ce = (f"P={d['P']} m={d['m']} v={d.get('v', 1)} "
                   + " ".join(f"{k}={dur[k]}" for k in ("F", "B", "I", "W") if k in dur)
-                  + f": claimed {d['claimed']}, measured {d['measured']}")
+                  + f": claimed {show_value(d['claimed_exact'])}, "
+                  f"measured {show_value(d['measured_exact'])}")
         lines.append(f"| {v.claim.claim} | {v.claim.source} | {v.claim.definition} | "
                      f"`{v.claim.generator}` | **{v.verdict}** | {v.range} | "
                      f"{v.instances} ({v.failures}) | {ce} |")

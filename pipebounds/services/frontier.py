@@ -178,12 +178,14 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
 
 
 def frontier_report(fr: Frontier) -> dict:
-    """The CLI.md JSON object of a frontier (exact numbers as strings ``p/q``)."""
-    def s(x):
-        return None if x is None else (str(x.numerator) if x.denominator == 1 else str(x))
+    """The CLI.md JSON object of a frontier: each quantity a JSON number with its exact string
+    beside it (``optimum_unconstrained`` and ``optimum_unconstrained_exact``; in each curve point
+    ``lower_bound``/``lower_bound_exact`` and ``optimum``/``optimum_exact``). ``K_star_exact``
+    is the contract's flag "K* is exact" (a boolean), not an exact string."""
+    from schedules.json_numbers import quantity
 
     out = {"K_star": fr.K_star, "K_star_exact": fr.K_star_exact,
-           "optimum_unconstrained": s(fr.optimum_unconstrained),
+           **quantity("optimum_unconstrained", fr.optimum_unconstrained),
            "optimum_unconstrained_basis": fr.basis}
     if not fr.K_star_exact:
         out["K_star_low"], out["K_star_high"] = fr.K_star_low, fr.K_star_high
@@ -192,6 +194,6 @@ def frontier_report(fr: Frontier) -> dict:
                               "KF1_single_slot_free": kf.single_slot_free(fr.instance),
                               "KF2_low": kf.memory_time_threshold(fr.instance),
                               "KF3": kf.kf3_value(fr.instance)}
-    out["curve"] = [{"K": p.K, "lower_bound": s(p.lower_bound), "optimum": s(p.optimum),
-                     "exact": p.exact} for p in fr.curve]
+    out["curve"] = [{"K": p.K, **quantity("lower_bound", p.lower_bound),
+                     **quantity("optimum", p.optimum), "exact": p.exact} for p in fr.curve]
     return out

@@ -21,7 +21,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Optional
 
-from schedules.instance import Instance, fraction_json
+from schedules.instance import Instance
+from schedules.json_numbers import exact_or_none, number_or_none, quantity
 from schedules.progress import Progress, progress_for
 from schedules.simulate import simulate
 
@@ -166,11 +167,12 @@ def to_json(reports: list[SettingReport]) -> list[dict]:
             "setting": rep.name, "instance": rep.instance.to_dict(),
             "families": list(rep.families),
             "natural_peak_memory": rep.natural_peak,
-            "rows": [{"K": r.K, "lower_bound": fraction_json(r.lower_bound), "exact": r.exact,
+            "rows": [{"K": r.K, **quantity("lower_bound", r.lower_bound), "exact": r.exact,
                       "exact_basis": r.basis if r.exact else None, "optimum_basis": r.basis,
-                      "optimum": None if r.optimum is None else fraction_json(r.optimum),
-                      "makespans": {f: (None if v is None else fraction_json(v))
-                                    for f, v in r.makespans.items()}} for r in rep.rows]})
+                      **quantity("optimum", r.optimum),
+                      "makespans": {f: number_or_none(v) for f, v in r.makespans.items()},
+                      "makespans_exact": {f: exact_or_none(v) for f, v in r.makespans.items()}}
+                     for r in rep.rows]})
     return out
 
 

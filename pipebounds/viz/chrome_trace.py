@@ -17,6 +17,7 @@ live activations over time. Exact times are kept in ``args``; ``ts``/``dur`` are
 
 from __future__ import annotations
 
+from schedules.json_numbers import quantities, quantity
 from schedules.ops import KINDS
 from schedules.schedule import Schedule
 
@@ -44,7 +45,7 @@ def chrome_trace(schedule: Schedule, us_per_unit: float = 1.0) -> dict:
             "name": data.op_name(k), "cat": KINDS[data.kind[k]], "ph": "X", "pid": PID,
             "tid": int(data.gpu[k]), "ts": float(start[k]), "dur": float(end[k] - start[k]),
             "args": {"stage": int(data.stage[k]), "microbatch": int(data.micro[k]),
-                     "start": str(data.start_exact(k)), "end": str(data.end_exact(k)),
+                     **quantities(start=data.start_exact(k), end=data.end_exact(k)),
                      "memory_after": int(data.mem_after[k])}})
     for p in range(inst.P):
         xs, ys = data.memory_steps(p)
@@ -54,6 +55,6 @@ def chrome_trace(schedule: Schedule, us_per_unit: float = 1.0) -> dict:
     res = data.result
     return {"traceEvents": events, "displayTimeUnit": "ms",
             "otherData": {"source": schedule.source, "P": inst.P, "m": inst.m, "v": inst.v,
-                          "K": inst.K, "makespan": str(res.makespan),
+                          "K": inst.K, **quantity("makespan", res.makespan),
                           "us_per_unit": scale, "valid": res.valid,
                           "errors": res.errors[:10]}}
