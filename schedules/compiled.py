@@ -40,6 +40,9 @@ class Compiled:
     micro: np.ndarray
     ids: np.ndarray        # op id, or -1 when stage/microbatch is out of range
     offsets: np.ndarray    # ops of GPU p are [offsets[p], offsets[p+1])
+    fused: np.ndarray = None  # type: ignore[assignment]
+    """True at the first position (the backward part) of every ``F&B`` op, whose second part
+    (the forward) is the next position (:attr:`schedules.schedule.Schedule.overlaps`)."""
 
     @property
     def n_ids(self) -> int:
@@ -69,7 +72,11 @@ def compile_schedule(schedule: Schedule) -> Compiled:
         _mark_backward_recomputes(kind, stage, micro, gpu, bad, S, m)
     ids = (kind * S + stage) * m + micro
     ids[bad] = -1
-    return Compiled(schedule, gpu, stage, kind, micro, ids, offsets)
+    fused = np.zeros(len(ids), dtype=bool)
+    if schedule.overlaps is not None:
+        for p, starts in enumerate(schedule.overlaps):
+            fused[np.asarray(starts, dtype=np.int64) + offsets[p]] = True
+    return Compiled(schedule, gpu, stage, kind, micro, ids, offsets, fused)
 
 
 def _mark_backward_recomputes(kind, stage, micro, gpu, bad, S, m) -> None:
@@ -102,6 +109,38 @@ def durations_in_units(schedule: Schedule) -> np.ndarray:
 
 
 def op_durations(c: "Compiled", table: np.ndarray) -> np.ndarray:
-    """Duration (units) of every listed op of ``c`` from a :func:`durations_in_units` table."""
+    """Duration (units) of every listed op of ``c`` from a :func:`durations_in_units` table.
+
+    Both positions of an ``F&B`` op get the op's duration (they start and end together;
+    :func:`busy_durations` counts it once)."""
     S = c.schedule.instance.S
-    return table[c.kind, np.minimum(c.stage, S - 1)]
+    out = table[c.kind, np.minimum(c.stage, S - 1)]
+    if c.fused is not None and c.fused.any():
+        inst = c.schedule.instance
+        for k in np.flatnonzero(c.fused).tolist():
+            d = overlap_units(c, k)
+            out[k] = out[k + 1] = d
+    return out
+
+
+def overlap_units(c: "Compiled", k: int) -> int:
+    """Duration (units) of the ``F&B`` op whose backward part is at position ``k`` of ``c`` and
+    forward part at ``k + 1`` (:meth:`schedules.instance.Instance.overlap_duration`); the sum
+    of the parts' durations when the two positions are not a forward and a backward."""
+    inst = c.schedule.instance
+    S = inst.S
+    kb, kf = int(c.kind[k]), int(c.kind[k + 1])
+    sb, sf = min(int(c.stage[k]), S - 1), min(int(c.stage[k + 1]), S - 1)
+    if kf == F and kb in (B, I) and (kb == B or inst.split):
+        return int(inst.overlap_duration(sf, KIND_LETTERS[kb], sb) * inst.unit)
+    table = durations_in_units(c.schedule)
+    return int(table[kb, sb] + table[kf, sf])
+
+
+def busy_durations(c: "Compiled", table: np.ndarray) -> np.ndarray:
+    """:func:`op_durations` with the forward part of each ``F&B`` op at 0: the GPU time each
+    position uses, so that a GPU's busy time is the sum over its positions."""
+    out = op_durations(c, table)
+    if c.fused is not None and c.fused.any():
+        out[np.flatnonzero(c.fused) + 1] = 0
+    return out

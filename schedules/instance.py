@@ -193,6 +193,12 @@ class Instance:
     c : communication delay added to a precedence between stages on different GPUs (``>= 0``).
     memory : optional :class:`schedules.memory.MemoryModel` (bytes per stage and GPU, a budget);
         its budget is enforced besides ``K`` (normally only one of them is set).
+    d_FB, d_FI : duration of an overlapped forward and backward op (MODEL.md, third-round
+        extensions, ``F&B``) whose backward part is a full backward ``B`` (``d_FB``) or an input
+        gradient ``I`` (``d_FI``): a number, or one per stage indexed by the *forward* part's
+        stage. None: such an op lasts the sum of its parts. A given value must not exceed the
+        sum of its parts for any backward stage on the forward stage's GPU
+        (``d_FB[s] <= f_s + b_s'``), the model's ``d_FB <= f + b``.
     """
 
     # the annotations are the types stored after validation; construction also accepts the
@@ -210,6 +216,8 @@ class Instance:
     b_W: Optional[Fraction] = None
     c: Fraction = Fraction(0)
     memory: Optional["MemoryModel"] = None
+    d_FB: Optional[Fraction] = None
+    d_FI: Optional[Fraction] = None
     _unit: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -263,8 +271,15 @@ class Instance:
                 memory.check_shape(S, P)
             except MemoryModelError as exc:
                 raise InstanceError(str(exc)) from None
+        d_FB = self._overlap_durations(self.d_FB, "d_FB", f, b, s2r, S)
+        d_FI = None
+        if self.d_FI is not None:
+            if b_I is None:
+                raise InstanceError("d_FI (an overlapped forward and input gradient) needs split "
+                                    "backward durations b_I, b_W")
+            d_FI = self._overlap_durations(self.d_FI, "d_FI", f, b_I, s2r, S)
         numbers = [c]
-        for x in (f, b, b_I, b_W):
+        for x in (f, b, b_I, b_W, d_FB, d_FI):
             if x is not None:
                 numbers.extend(x if isinstance(x, tuple) else (x,))
         unit = lcm(*(x.denominator for x in numbers))
@@ -277,8 +292,41 @@ class Instance:
                 f"({DOCS})"[:300])
         for name, value in (("P", P), ("m", m), ("v", v), ("K", K), ("placement", placement),
                             ("stage_to_rank", s2r), ("f", f), ("b", b), ("b_I", b_I),
-                            ("b_W", b_W), ("c", c), ("memory", memory), ("_unit", unit)):
+                            ("b_W", b_W), ("c", c), ("memory", memory), ("d_FB", d_FB),
+                            ("d_FI", d_FI), ("_unit", unit)):
             object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _overlap_durations(value, name: str, f, back, s2r, S: int):
+        """``d_FB`` or ``d_FI`` validated: positive, at most ``f_s + back_s'`` for every stage
+        ``s'`` on the GPU of ``s`` (an overlap is never slower than its parts apart)."""
+        if value is None:
+            return None
+        d = _duration_values(value, name, S)
+        for s in range(S):
+            x = _at(d, s)
+            if x <= 0:
+                raise InstanceError(f"{name} must be > 0, got {x}")
+            worst = min(_at(back, t) for t in range(S) if s2r[t] == s2r[s])
+            if x > _at(f, s) + worst:
+                which = "b" if name == "d_FB" else "b_I"
+                raise InstanceError(f"{name} = {x} (stage {s}) is above f + {which} = "
+                                    f"{_at(f, s) + worst}: an overlapped op is never slower than "
+                                    f"its two parts apart")
+        return d
+
+    @property
+    def overlapped(self) -> bool:
+        """True when the instance gives an overlapped ``F&B`` duration (``d_FB`` or ``d_FI``)."""
+        return self.d_FB is not None or self.d_FI is not None
+
+    def overlap_duration(self, s_f: int, kind: str, s_b: int) -> Fraction:
+        """Duration of the ``F&B`` op joining ``F(., s_f)`` and ``kind`` (``B`` or ``I``) of
+        stage ``s_b``: ``d_FB``/``d_FI`` of ``s_f`` when given, else the sum of the parts."""
+        given = self.d_FB if kind == "B" else self.d_FI
+        if given is not None:
+            return _at(given, s_f)
+        return self.duration_of("F", s_f) + self.duration_of(kind, s_b)
 
     # ----------------------------------------------------------------- derived
     @property
@@ -352,7 +400,8 @@ class Instance:
         elif "P" in changes and self.placement != "explicit":
             changes.setdefault("stage_to_rank", None)
         base = {k: getattr(self, k) for k in ("P", "m", "K", "v", "placement", "stage_to_rank",
-                                              "f", "b", "b_I", "b_W", "c", "memory")}
+                                              "f", "b", "b_I", "b_W", "c", "memory", "d_FB",
+                                              "d_FI")}
         if base["placement"] == "explicit":
             base["placement"] = "looped"
         if "b_I" in changes or "b_W" in changes or ("b" in changes and self.split):
@@ -381,6 +430,9 @@ class Instance:
             d["c"] = fraction_json(self.c)
         if self.memory is not None:
             d["memory"] = self.memory.to_json()
+        for key in ("d_FB", "d_FI"):
+            if getattr(self, key) is not None:
+                d[key] = durations_json(getattr(self, key))
         return d
 
     @classmethod
@@ -389,7 +441,7 @@ class Instance:
         if not isinstance(d, dict):
             raise InstanceError(f"an instance must be a JSON object, got {type(d).__name__}")
         known = {"P", "m", "K", "v", "placement", "stage_to_rank", "f", "b", "b_input",
-                 "b_weight", "b_I", "b_W", "c", "memory"}
+                 "b_weight", "b_I", "b_W", "c", "memory", "d_FB", "d_FI"}
         for key in ("P", "m"):
             if key not in d:
                 raise InstanceError(f"instance is missing {key!r}")

@@ -139,10 +139,10 @@ def _read_durations(doc: dict, kwargs: dict) -> None:
         return
     if not isinstance(durations, dict):
         raise DocumentError("'durations' must be an object such as {\"F\": 1, \"B\": 2}")
-    unknown = set(durations) - {"F", "B", "I", "W", "R"}
+    unknown = set(durations) - {"F", "B", "I", "W", "R", "F&B", "F&I"}
     if unknown:
         raise DocumentError(f"unknown op kind(s) {sorted(unknown)[:5]} in 'durations'; "
-                            f"ops are F B I W R"[:200])
+                            f"ops are F B I W R, and F&B, F&I for overlapped ops"[:200])
     kwargs.update(durations_from_document(durations))
 
 
@@ -203,7 +203,8 @@ def durations_from_document(durations: dict) -> dict:
 
     Each of ``F B I W`` may be a number or a per-stage list (CLI.md additions); ``B`` defaults to
     ``I + W`` (split) or 2 (fused); ``R``, if given, must equal ``F`` (a recompute repeats the
-    forward), stage by stage.
+    forward), stage by stage. ``F&B`` and ``F&I`` (MODEL.md third-round extensions) are the
+    durations ``d_FB``, ``d_FI`` of overlapped ops (per stage: by the forward part's stage).
     """
     parsed = {k: _duration_entry(v, k) for k, v in durations.items()}
     f = parsed.get("F", 1)
@@ -218,6 +219,10 @@ def durations_from_document(durations: dict) -> dict:
             out["b"] = parsed["B"]
     else:
         out["b"] = parsed.get("B", 2)
+    if "F&B" in parsed:
+        out["d_FB"] = parsed["F&B"]
+    if "F&I" in parsed:
+        out["d_FI"] = parsed["F&I"]
     return out
 
 
@@ -251,7 +256,7 @@ def schedule_from_document(doc: dict) -> Schedule:
     source = source if isinstance(source, str) else json.dumps(source, default=str)[:200]
     sched = Schedule.from_strings(inst, doc["orders"], source=source)
     if doc.get("comms") is not None:  # the send/receive order (schedules/comms.py)
-        sched = Schedule(inst, sched.orders, sched.source, doc["comms"])
+        sched = Schedule(inst, sched.orders, sched.source, doc["comms"], sched.overlaps)
     return sched
 
 
@@ -269,6 +274,10 @@ def document_from_schedule(schedule: Schedule, **extra) -> dict:
     if inst.split:
         durations["I"] = durations_json(inst.b_I)
         durations["W"] = durations_json(inst.b_W)
+    if inst.d_FB is not None:
+        durations["F&B"] = durations_json(inst.d_FB)
+    if inst.d_FI is not None:
+        durations["F&I"] = durations_json(inst.d_FI)
     doc["durations"] = durations
     if inst.c:
         doc["comm"] = fraction_json(inst.c)

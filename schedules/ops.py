@@ -9,6 +9,12 @@ Op(stage=3, kind='F', microbatch=0)
 '0B7'
 
 ``R`` (recompute a forward before its backward) is this project's addition to torch's letters.
+
+An overlapped forward and backward (MODEL.md, third-round extensions, ``F&B``) is written as its
+two parts joined by ``&``, the forward first, as torch writes ``(0F3;3B1)OVERLAP_F_B``:
+
+>>> parse_overlap("0F3&3B1")
+(Op(stage=0, kind='F', microbatch=3), Op(stage=3, kind='B', microbatch=1))
 """
 
 from __future__ import annotations
@@ -70,6 +76,24 @@ class Op:
         if kind not in KIND_INDEX:
             raise OpError(f"unknown op {kind!r} in action {text!r}; ops are F B I W R")
         return cls(int(match.group(1)), kind, int(match.group(3)))
+
+
+OVERLAP_SEP = "&"
+"""Joins the two parts of an ``F&B`` action: ``<forward>&<backward>`` such as ``0F3&3B1``."""
+
+
+def parse_overlap(text: str) -> tuple[Op, Op]:
+    """``(forward, backward)`` of an ``F&B`` action ``"0F3&3B1"``: a forward ``F`` and an input
+    gradient ``I`` or full backward ``B``; raise :class:`OpError` naming the problem."""
+    if not isinstance(text, str) or text.count(OVERLAP_SEP) != 1 or len(text) > 130:
+        raise OpError(f"malformed overlapped action {str(text)[:64]!r}: expected "
+                      f"<forward>&<backward> like '0F3&3B1'")
+    left, right = text.split(OVERLAP_SEP)
+    fwd, bwd = Op.parse(left), Op.parse(right)
+    if fwd.kind != "F" or bwd.kind not in ("B", "I"):
+        raise OpError(f"overlapped action {text.strip()!r} must join a forward F and a backward "
+                      f"B or I, in that order (like '0F3&3B1')")
+    return fwd, bwd
 
 
 def split_action(text: str) -> tuple[int, str, int] | None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .limits import LimitError, MAX_ORDER_ITEMS, limit_message
 from .instance import Instance
-from .ops import KIND_INDEX, KINDS, Op, OpError
+from .ops import KIND_INDEX, KINDS, OVERLAP_SEP, Op, OpError, parse_overlap
 from .errors import InputError
 
 
@@ -49,6 +49,13 @@ class Schedule:
     ``RECV_F``, ``SEND_B``, ``RECV_B``) between the ops, as torch's runtime order lists them
     (``"1RECV_F0"``, ``"1F0"``, ...); when present, the validator checks that its ops are
     ``orders`` and that the sends and receives cannot deadlock (:mod:`schedules.comms`)."""
+    overlaps: Optional[tuple[tuple[int, ...], ...]] = None
+    """Optional overlapped ``F&B`` ops (MODEL.md, third-round extensions): for each GPU the
+    positions ``i`` whose ops ``i`` and ``i + 1`` run as *one* op. ``orders`` lists the backward
+    part (``B`` or ``I``) at ``i`` and the forward part at ``i + 1``, the order in which their
+    memory effects apply (the release before the store, both at the op's end); the action
+    string writes the forward first, ``"0F3&3B1"``. None or all empty: no overlapped op. Code
+    that ignores this field sees the two parts run one after the other."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.instance, Instance):
@@ -71,6 +78,7 @@ class Schedule:
         if self.comms is not None:
             comms = normalize_comms(self.comms, self.instance.P)
             object.__setattr__(self, "comms", comms)
+        object.__setattr__(self, "overlaps", normalize_overlaps(self.overlaps, orders))
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -85,7 +93,8 @@ class Schedule:
         per_gpu = orders_per_gpu(orders, instance.P)
         packed = pack_actions(per_gpu)
         if packed is None:  # not all in the plain form: the careful reader names the problem
-            return cls(instance, actions_to_ops(per_gpu), source)
+            ops, overlaps = actions_to_ops_and_overlaps(per_gpu)
+            return cls(instance, ops, source, None, overlaps)
         obj = object.__new__(cls)
         for name, value in (("instance", instance), ("source", source),
                             ("_codes", packed[0]), ("_lengths", packed[1])):
@@ -135,7 +144,26 @@ class Schedule:
 
     def with_instance(self, instance: Instance) -> "Schedule":
         """The same orders on another instance (for example another ``K`` or other durations)."""
-        return Schedule(instance, self.orders, self.source, self.comms)
+        return Schedule(instance, self.orders, self.source, self.comms, self.overlaps)
+
+    def overlap_starts(self, p: int) -> tuple[int, ...]:
+        """Positions ``i`` of GPU ``p`` whose ops ``i, i + 1`` form one ``F&B`` op (see
+        :attr:`overlaps`)."""
+        return () if self.overlaps is None else self.overlaps[p]
+
+    def actions(self, p: int) -> list[str]:
+        """GPU ``p``'s action strings: one per op, an ``F&B`` op as ``"<forward>&<backward>"``."""
+        seq = self.orders[p]
+        joined = set(self.overlap_starts(p))
+        out, i = [], 0
+        while i < len(seq):
+            if i in joined:
+                out.append(f"{seq[i + 1]}{OVERLAP_SEP}{seq[i]}")
+                i += 2
+            else:
+                out.append(str(seq[i]))
+                i += 1
+        return out
 
     def comms_strings(self) -> Optional[dict[str, list[str]]]:
         """The communication order (if any) as the JSON mapping of an orders document's ``comms``."""
@@ -145,6 +173,8 @@ class Schedule:
 
     def to_strings(self) -> dict[str, list[str]]:
         """The orders as the JSON mapping of CLI.md: ``{"0": ["0F0", ...], ...}``."""
+        if self.overlaps is not None:
+            return {str(p): self.actions(p) for p in range(len(self.orders))}
         return {str(p): [str(op) for op in seq] for p, seq in enumerate(self.orders)}
 
 
@@ -206,6 +236,53 @@ def actions_to_ops(per_gpu: list[Sequence]) -> tuple[tuple[Op, ...], ...]:
             ops.append(op)
         result.append(tuple(ops))
     return tuple(result)
+
+
+def actions_to_ops_and_overlaps(per_gpu: list[Sequence]):
+    """:func:`actions_to_ops`, reading overlapped actions ``"0F3&3B1"`` too: ``(orders,
+    overlaps)`` with each overlapped action as its backward part then its forward part and its
+    position in ``overlaps`` (None when there is none; see :attr:`Schedule.overlaps`)."""
+    if not any(isinstance(a, str) and OVERLAP_SEP in a for seq in per_gpu for a in seq):
+        return actions_to_ops(per_gpu), None
+    orders, overlaps = [], []
+    for p, seq in enumerate(per_gpu):
+        plain: list = []
+        starts = []
+        for item in seq:
+            if isinstance(item, str) and OVERLAP_SEP in item:
+                try:
+                    fwd, bwd = parse_overlap(item)
+                except OpError as exc:
+                    raise ScheduleError(f"GPU {p}: {exc}") from None
+                starts.append(len(plain))
+                plain += [bwd, fwd]
+            else:
+                plain.append(item)
+        orders.append(actions_to_ops([plain])[0] if plain else ())
+        overlaps.append(tuple(starts))
+    return tuple(orders), tuple(overlaps)
+
+
+def normalize_overlaps(overlaps, orders) -> Optional[tuple[tuple[int, ...], ...]]:
+    """``overlaps`` checked against ``orders``: one sorted tuple of positions per GPU, each
+    ``i`` with ``i + 1`` in the order and no position in two overlapped ops; None when empty."""
+    if overlaps is None:
+        return None
+    if isinstance(overlaps, Mapping):
+        overlaps = [overlaps.get(p, overlaps.get(str(p), ())) for p in range(len(orders))]
+    overlaps = tuple(overlaps)
+    if len(overlaps) != len(orders):
+        raise ScheduleError(f"overlaps list {len(overlaps)} GPUs but the orders have "
+                            f"{len(orders)}")
+    out = []
+    for p, starts in enumerate(overlaps):
+        starts = tuple(sorted(int(i) for i in starts))
+        for a, i in enumerate(starts):
+            if not 0 <= i < len(orders[p]) - 1 or (a and starts[a - 1] + 1 >= i):
+                raise ScheduleError(f"GPU {p}: overlapped op at position {i} is not two ops "
+                                    f"of the order of its own")
+        out.append(starts)
+    return tuple(out) if any(out) else None
 
 
 def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:

@@ -33,8 +33,8 @@ from typing import Optional
 
 import numpy as np
 
-from .compiled import (B, F, I, KIND_LETTERS, NK, R, RW, W, Compiled, compile_schedule,
-                       durations_in_units, op_durations)
+from .compiled import (B, F, I, KIND_LETTERS, NK, R, RW, W, Compiled, busy_durations,
+                       compile_schedule, durations_in_units, op_durations)
 from .instance import require
 from .ops import Op
 from .schedule import Schedule
@@ -126,9 +126,11 @@ class SimulationResult:
         starts = self.start_units[lo:lo + len(seq)].tolist()
         ends = self.end_units[lo:lo + len(seq)].tolist()
         events: dict[int, int] = {}
+        late = set(i + 1 for i in self.schedule.overlap_starts(p))  # F&B: stores at its end
         for k in range(len(seq)):
             if store[k]:
-                events[starts[k]] = events.get(starts[k], 0) + 1
+                at = ends[k] if k in late else starts[k]
+                events[at] = events.get(at, 0) + 1
             if release[k]:
                 events[ends[k]] = events.get(ends[k], 0) - 1
         live, out = 0, [(Fraction(0), 0)]
@@ -152,9 +154,12 @@ class SimulationResult:
         stored, freed, trans, u = byte_events(c)
         lo, hi = int(self.offsets[p]), int(self.offsets[p + 1])
         events: dict[int, Fraction] = {}
+        late = set(lo + i + 1 for i in self.schedule.overlap_starts(p))  # F&B: stores at its end
         for k in range(lo, hi):
             t0, t1 = int(self.start_units[k]), int(self.end_units[k])
-            events[t0] = events.get(t0, 0) + Fraction(int(stored[k]) + int(trans[k]), u)
+            ts = t1 if k in late else t0
+            events[ts] = events.get(ts, 0) + Fraction(int(stored[k]), u)
+            events[t0] = events.get(t0, 0) + Fraction(int(trans[k]), u)
             events[t1] = events.get(t1, 0) - Fraction(int(freed[k]) + int(trans[k]), u)
         level = mm.static_of(p)
         out = [(Fraction(0), level)]
@@ -238,6 +243,8 @@ def _timing(c: Compiled, table: np.ndarray) -> tuple[np.ndarray, list]:
     # op id (kind*S + s)*m + j lasts table[kind, s] (per-stage costs)
     dur: list[int] = np.repeat(table[present].ravel(), m).tolist()
     cids = compact(c.ids)
+    if c.fused is not None and c.fused.any():
+        return _timing_overlapped(c, cids, pred1, pred2, lag1, op_durations(c, table), full)
     end = [-1] * len(dur)
     # GPUs waiting for an op: a linked list per op (head[o], then nxt[gpu])
     head = [-1] * len(dur)
@@ -297,6 +304,59 @@ def _timing(c: Compiled, table: np.ndarray) -> tuple[np.ndarray, list]:
     return np.asarray(end, dtype=np.int64)[cids], blocked
 
 
+def _timing_overlapped(c: Compiled, cids: np.ndarray, pred1: list, pred2, lag1, odur,
+                       full: np.ndarray) -> tuple[np.ndarray, list]:
+    """:func:`_timing` for orders with ``F&B`` ops (``c.fused``): the two positions of one such
+    op start together, when the GPU is free and the predecessors of *both* parts have ended,
+    and end together after the op's duration (MODEL.md, third-round extensions)."""
+    P = c.schedule.instance.P
+    offs = c.offsets.tolist()
+    ids_all = cids.tolist()
+    seqs = [ids_all[offs[p]:offs[p + 1]] for p in range(P)]
+    fl = c.fused.tolist()
+    dl = odur.tolist()
+    joined = [fl[offs[p]:offs[p + 1]] for p in range(P)]
+    durs = [dl[offs[p]:offs[p + 1]] for p in range(P)]
+    end = [-1] * len(pred1)
+    waiters: dict[int, list[int]] = {}
+    ptr = [0] * P
+    tfree = [0] * P
+    stack = list(range(P))
+
+    def preds(o):
+        out = [(pred1[o], lag1[o] if lag1 is not None else 0)]
+        if pred2 is not None:
+            out.append((pred2[o], 0))
+        return [(a, lag) for a, lag in out if a >= 0]
+
+    while stack:
+        p = stack.pop()
+        seq, i, t = seqs[p], ptr[p], tfree[p]
+        while i < len(seq):
+            parts = seq[i:i + 2] if joined[p][i] else seq[i:i + 1]
+            waiting = next((a for o in parts for a, _ in preds(o) if end[a] < 0), None)
+            if waiting is not None:
+                waiters.setdefault(waiting, []).append(p)
+                break
+            for o in parts:
+                for a, lag in preds(o):
+                    t = max(t, end[a] + lag)
+            t += durs[p][i]
+            for o in parts:
+                end[o] = t
+                stack.extend(waiters.pop(o, ()))
+            i += len(parts)
+        ptr[p], tfree[p] = i, t
+    blocked = []
+    for p in range(P):
+        i = ptr[p]
+        if i < len(seqs[p]):
+            parts = seqs[p][i:i + 2] if joined[p][i] else seqs[p][i:i + 1]
+            waits = [a for o in parts for a, _ in preds(o) if end[a] < 0]
+            blocked.append((p, int(full[parts[0]]), [int(full[a]) for a in waits]))
+    return np.asarray(end, dtype=np.int64)[cids], blocked
+
+
 def store_release(c: Compiled) -> tuple[np.ndarray, np.ndarray]:
     """Per op (in ``c``'s order): does it store an activation, does it release one (MODEL.md).
 
@@ -339,6 +399,8 @@ def byte_events(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     ``(stored, freed, transient, unit)``. ``stored``: ``a_s`` for the storing op of a pair;
     ``freed`` (at the op's end): ``a_s`` for a fused ``B``, ``a_s - g_s`` for ``I``, ``g_s`` for
     ``W``; ``transient``: the op kind's transient bytes. Needs ``instance.memory``.
+    An ``F&B`` op's transient is the sum of its parts', at its first (backward) position; its
+    forward part stores at the op's end, which the order (backward part first) gives.
     Backward rematerialization: ``I`` frees all ``a_s`` and the ``R`` after it stores ``g_s``
     (the bytes ``W`` uses), freed by ``W``.
     """
@@ -357,7 +419,13 @@ def byte_events(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
                      np.where(c.kind == I, np.where(back, a, a - g),
                               np.where(c.kind == W, g, 0)))
     trans_kind = np.asarray([int(mm.transient_of(k) * u) for k in KIND_LETTERS], dtype=object)
-    return stored, freed, trans_kind[c.kind], u
+    trans = trans_kind[c.kind]
+    if c.fused is not None and c.fused.any():
+        # an F&B op holds both parts' transients while it runs (at its first position)
+        k = np.flatnonzero(c.fused)
+        trans[k] = trans[k] + trans[k + 1]
+        trans[k + 1] = 0
+    return stored, freed, trans, u
 
 
 def _memory_bytes(c: Compiled) -> tuple[list[Fraction], list[np.ndarray], int]:
@@ -434,7 +502,8 @@ def simulate(schedule: Schedule) -> SimulationResult:
     dur_units = op_durations(c, table)
     start_units = end_units - dur_units
     offs = c.offsets
-    busy = [Fraction(int(dur_units[offs[p]:offs[p + 1]].sum()), inst.unit) for p in range(inst.P)]
+    used = busy_durations(c, table)
+    busy = [Fraction(int(used[offs[p]:offs[p + 1]].sum()), inst.unit) for p in range(inst.P)]
     last = [int(end_units[offs[p + 1] - 1]) for p in range(inst.P) if offs[p + 1] > offs[p]]
     makespan = Fraction(max(last, default=0), inst.unit)
     return SimulationResult(schedule, tuple(violations), makespan, start_units, end_units, offs,

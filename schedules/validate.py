@@ -12,6 +12,8 @@ A schedule is valid iff it breaks none of these rules (``Violation.rule``):
 ``recompute``  ``R(j, s)`` listed after the backward of ``(j, s)`` or before ``F(j, s)`` (an
                ``R`` after ``I(j, s)`` is the backward recompute, MODEL.md *Extensions*:
                it must come before ``W(j, s)``)
+``overlap``    an overlapped op (``Schedule.overlaps``) is not a backward ``B``/``I``
+               followed by a forward ``F`` (MODEL.md third-round extensions, ``F&B``)
 ``deadlock``   the orders contradict the precedences (no ASAP timing exists)
 ``memory``     a GPU holds more than ``K`` live activations, or (memory in bytes,
                ``instance.memory``) more bytes than its ``budget`` at some instant
@@ -130,6 +132,13 @@ def check_structure(c: Compiled) -> list[Violation]:
             if has[F][s, j] and pos[F, s, j] > pr:
                 msgs.append(f"{s}R{j} is listed before its forward {s}F{j}")
         _report(out, "recompute", msgs)
+    if c.fused is not None and c.fused.any():
+        msgs = []
+        for k in np.flatnonzero(c.fused).tolist():
+            if c.kind[k] not in (B, I) or c.kind[k + 1] != F:
+                msgs.append(f"{name(k + 1)}&{name(k)} on GPU {c.gpu[k]}: an overlapped op joins "
+                            f"a forward F and a backward B or I")
+        _report(out, "overlap", msgs)
     if c.schedule.comms is not None:
         from .comms import check_comms
 
