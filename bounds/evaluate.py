@@ -166,6 +166,8 @@ def lower_bound(inst: Instance) -> LowerBound:
     'T3'
     """
     require(inst, Instance, "inst", "lower_bound")
+    if inst.overlapped:
+        return _overlap_bound(inst)
     if not inst.uniform:
         return _extension_bound(inst, [])
     check_limits(inst)
@@ -183,6 +185,16 @@ def lower_bound(inst: Instance) -> LowerBound:
             theorem = exact_theorem(name)
             break
     return LowerBound(value, terms, theorem is not None, theorem)
+
+
+def _overlap_bound(inst: Instance) -> LowerBound:
+    """Overlapped ``F&B`` durations (theorem OV1, :mod:`bounds.overlap`): every term of the
+    instance without them, scaled by ``ρ'``; never exact."""
+    from .overlap import overlap_factor, without_overlaps
+
+    rho = overlap_factor(inst)
+    base = lower_bound(without_overlaps(inst))
+    return LowerBound(rho * base.value, tuple((n, rho * x) for n, x in base.terms))
 
 
 def _extension_bound(inst: Instance, uniform_terms: list) -> LowerBound:

@@ -116,7 +116,6 @@ def op_durations(c: "Compiled", table: np.ndarray) -> np.ndarray:
     S = c.schedule.instance.S
     out = table[c.kind, np.minimum(c.stage, S - 1)]
     if c.fused is not None and c.fused.any():
-        inst = c.schedule.instance
         for k in np.flatnonzero(c.fused).tolist():
             d = overlap_units(c, k)
             out[k] = out[k + 1] = d

@@ -20,6 +20,12 @@ deliberately naive computation:
   GPU follows ``I`` and precedes ``W``; the pair's first live interval ends with ``I`` (all
   ``a_s`` bytes freed) and the recompute stores again (``g_s`` bytes) until ``W`` ends.
 
+* overlapped ``F&B`` ops (MODEL.md, third-round extensions; ``Schedule.overlaps``): the two
+  listed parts are *one* node of the graph, lasting ``d_FB`` (``d_FI`` when the backward part
+  is an ``I``) of the forward part's stage, or the sum of the parts when the instance gives
+  none; every precedence of either part is an arc of that node (an arc inside it is a cycle);
+  the forward part's store and the backward part's release both happen at the node's end.
+
 It assumes the orders are structurally valid (every op once, right GPU, ...); the structural
 rules are the validator's business and are tested separately.
 
@@ -98,26 +104,49 @@ def precedence_arcs(schedule):
     return arcs
 
 
+def groups(schedule) -> dict:
+    """``{(gpu, position): node}``: the graph node of every listed op, ``(gpu, position)`` of
+    the op itself, or of the first of the two listed parts of an ``F&B`` op."""
+    node = {}
+    for p, seq in enumerate(schedule.orders):
+        joined = set(schedule.overlaps[p]) if schedule.overlaps else set()
+        for i in range(len(seq)):
+            node[(p, i)] = (p, i - 1) if (i - 1) in joined else (p, i)
+    return node
+
+
+def _overlap_duration(inst, fwd, bwd) -> Fraction:
+    given = inst.d_FB if bwd.kind == "B" else inst.d_FI
+    if given is None:
+        return Fraction(inst.duration_of("F", fwd.stage) + inst.duration_of(bwd.kind, bwd.stage))
+    return Fraction(given[fwd.stage] if isinstance(given, tuple) else given)
+
+
 def reference_simulate(schedule) -> ReferenceResult:
     inst = schedule.instance
     where = {}
     dur = {}
     keys = op_keys(schedule)
+    node = groups(schedule)
     for p, seq in enumerate(schedule.orders):
         for i, op in enumerate(seq):
-            where[keys[(p, i)]] = (p, i)
-            dur[(p, i)] = Fraction(inst.duration_of(op.kind, op.stage))
-    succ = {node: [] for node in dur}
-    indeg = {node: 0 for node in dur}
+            where[keys[(p, i)]] = node[(p, i)]
+            if node[(p, i)] == (p, i):
+                dur[(p, i)] = Fraction(inst.duration_of(op.kind, op.stage))
+            else:  # second part of an F&B op: the node lasts the overlapped duration
+                dur[node[(p, i)]] = _overlap_duration(inst, op, seq[i - 1])
+    succ = {n: [] for n in dur}
+    indeg = {n: 0 for n in dur}
     lag = {}
     for u, v in precedence_arcs(schedule):
         a, z = where[u], where[v]
         succ[a].append(z)
         indeg[z] += 1
-        lag[(a, z)] = Fraction(inst.c) if a[0] != z[0] else Fraction(0)
+        lag[(a, z)] = max(lag.get((a, z), Fraction(0)),
+                          Fraction(inst.c) if a[0] != z[0] else Fraction(0))
     for p, seq in enumerate(schedule.orders):
-        for i in range(1, len(seq)):
-            a, z = (p, i - 1), (p, i)
+        chain = sorted({node[(p, i)] for i in range(len(seq))})
+        for a, z in zip(chain, chain[1:]):
             succ[a].append(z)
             indeg[z] += 1
             lag[(a, z)] = max(lag.get((a, z), Fraction(0)), Fraction(0))
@@ -138,11 +167,11 @@ def reference_simulate(schedule) -> ReferenceResult:
             if indeg[z] == 0:
                 ready.append(z)
     order_peak = _order_peak(schedule)
-    busy = [sum((dur[(p, i)] for i in range(len(seq))), Fraction(0))
-            for p, seq in enumerate(schedule.orders)]
+    busy = [sum((d for n, d in dur.items() if n[0] == p), Fraction(0))
+            for p in range(len(schedule.orders))]
     if done < len(dur):
         return ReferenceResult(True, None, None, busy, None, order_peak)
-    times = {n: (start[n], end[n]) for n in dur}
+    times = {k: (start[n], end[n]) for k, n in node.items()}
     makespan = max((e for _, e in times.values()), default=Fraction(0))
     peak_bytes = _sweep_bytes(schedule, times) if inst.memory is not None else None
     return ReferenceResult(False, makespan, times, busy, _sweep_peak(schedule, times), order_peak,
@@ -160,11 +189,12 @@ def _sweep_bytes(schedule, times):
             s, kind, j = keys[(p, i)]
             pairs.setdefault((s, j), {})[kind] = i
         events = []
+        late = _late_stores(schedule, p)
         for (s, _), ks in pairs.items():
             a, g = mm.stored(s), mm.kept(s)
             store = ks.get("R", ks.get("F"))
             if store is not None:
-                events.append((times[(p, store)][0], a))
+                events.append((times[(p, store)][1 if store in late else 0], a))
             if "B" in ks:
                 events.append((times[(p, ks["B"])][1], -a))
             if "I" in ks:
@@ -173,7 +203,7 @@ def _sweep_bytes(schedule, times):
                 events.append((times[(p, ks["Rw"])][0], g))
             if "W" in ks:
                 events.append((times[(p, ks["W"])][1], -g))
-        for i, op in enumerate(seq):
+        for i, op in enumerate(seq):  # an F&B op holds both parts' transients while it runs
             t = mm.transient_of(op.kind)
             events.append((times[(p, i)][0], t))
             events.append((times[(p, i)][1], -t))
@@ -209,12 +239,19 @@ def _store_release(schedule):
     return out
 
 
+def _late_stores(schedule, p) -> set:
+    """Positions of GPU ``p`` that are the forward part of an ``F&B`` op (stores at its end)."""
+    node = groups(schedule)
+    return {i for (q, i), n in node.items() if q == p and n != (q, i)}
+
+
 def _sweep_peak(schedule, times):
     peaks = []
     for p, intervals in enumerate(_store_release(schedule)):
         events = []
+        late = _late_stores(schedule, p)
         for i, r in intervals:
-            events.append((times[(p, i)][0], 1))
+            events.append((times[(p, i)][1 if i in late else 0], 1))
             if r is not None:
                 events.append((times[(p, r)][1], -1))
         events.sort()  # at equal times -1 sorts before +1: half-open intervals
@@ -227,15 +264,25 @@ def _sweep_peak(schedule, times):
 
 
 def _order_peak(schedule):
+    """Live count walking each GPU's ops: a plain op stores at its start, releases at its end;
+    an ``F&B`` op (both listed parts) holds the count it found while it runs, then applies its
+    stores and releases together at its end."""
+    node = groups(schedule)
     peaks = []
     for p, intervals in enumerate(_store_release(schedule)):
-        stores_at = [i for i, _ in intervals]
-        releases_at = [r for _, r in intervals if r is not None]
+        stores_at = [node[(p, i)] for i, _ in intervals]
+        releases_at = [node[(p, r)] for _, r in intervals if r is not None]
         live = peak = 0
-        for i in range(len(schedule.orders[p])):
-            live += stores_at.count(i)
-            peak = max(peak, live)
-            live -= releases_at.count(i)
+        for n in sorted({node[(p, i)] for i in range(len(schedule.orders[p]))}):
+            overlapped = node.get((p, n[1] + 1)) == n
+            if overlapped:
+                peak = max(peak, live)
+                live += stores_at.count(n) - releases_at.count(n)
+                peak = max(peak, live)
+            else:
+                live += stores_at.count(n)
+                peak = max(peak, live)
+                live -= releases_at.count(n)
         peaks.append(peak)
     return peaks
 

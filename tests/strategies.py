@@ -565,3 +565,66 @@ def hill_climb(schedule: Schedule, rng, steps: int = 200) -> Schedule:
         if res.valid and res.makespan <= best_T:
             best, best_T = cand, res.makespan
     return best
+
+
+# ------------------------------------------------------------------ overlapped F&B ops
+def with_overlap_durations(inst: Instance, ratio: Fraction) -> Instance:
+    """``inst`` with ``d_FB`` (and ``d_FI`` when split) ``= ratio * (f_s + min b_s')`` per
+    forward stage ``s`` (``min`` over the backward stages of its GPU): the largest the model
+    allows, scaled by ``ratio`` in ``(0, 1]``."""
+    S = inst.S
+    kw = {}
+    kinds = [("d_FB", "B")] + ([("d_FI", "I")] if inst.split else [])
+    for key, kind in kinds:
+        kw[key] = [ratio * (inst.duration_of("F", s)
+                            + min(inst.duration_of(kind, t) for t in range(S)
+                                  if inst.gpu(t) == inst.gpu(s))) for s in range(S)]
+    return inst.with_(**kw)
+
+
+def join_overlaps(schedule: Schedule, picks) -> Schedule:
+    """The orders of ``schedule`` with some adjacent forward/backward pairs of a GPU joined into
+    ``F&B`` ops (the backward part listed first): ``picks(n)`` chooses among ``n`` options
+    (0 = leave the pair apart). A join that would deadlock is not made."""
+    from schedules import simulate
+
+    orders = [list(seq) for seq in schedule.orders]
+    starts: list[list[int]] = [[] for _ in orders]
+    for p, seq in enumerate(orders):
+        i = 0
+        while i < len(seq) - 1:
+            a, b = seq[i], seq[i + 1]
+            kinds = {a.kind, b.kind}
+            if kinds in ({"F", "B"}, {"F", "I"}) and (a.stage, a.microbatch) != (b.stage, b.microbatch) \
+                    and picks(2):
+                trial = list(seq)
+                if a.kind == "F":
+                    trial[i], trial[i + 1] = b, a
+                cand = [list(x) for x in starts]
+                cand[p].append(i)
+                sched = Schedule(schedule.instance, tuple(tuple(s) if q != p else tuple(trial)
+                                                         for q, s in enumerate(orders)),
+                                 overlaps=tuple(tuple(x) for x in cand))
+                if simulate(sched).valid:
+                    orders[p], starts = trial, cand
+                    seq = trial
+                    i += 2
+                    continue
+            i += 1
+    return Schedule(schedule.instance, tuple(tuple(s) for s in orders), "overlapped",
+                    overlaps=tuple(tuple(x) for x in starts))
+
+
+@st.composite
+def overlapped_schedules(draw, instance_strategy=None, greedy: bool = False) -> Schedule:
+    """A random valid schedule on an instance with overlapped durations (``d_FB``, ``d_FI``
+    at a drawn fraction of the parts' sum), with some adjacent forward/backward pairs joined
+    into ``F&B`` ops. ``greedy``: start from a time-aware greedy schedule (near-optimal, to
+    probe the bound from close by)."""
+    strategy = instance_strategy if instance_strategy is not None else instances(max_pairs=16,
+                                                                                 c=True)
+    sched = draw(greedy_schedules(strategy) if greedy else valid_schedules(strategy))
+    ratio = draw(st.sampled_from([Fraction(1, 2), Fraction(2, 3), Fraction(3, 4), Fraction(1)]))
+    inst = with_overlap_durations(sched.instance, ratio)
+    base = sched.with_instance(inst)
+    return join_overlaps(base, lambda n: draw(st.integers(0, n - 1)))

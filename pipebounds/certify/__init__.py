@@ -112,7 +112,7 @@ def certify(inst: Instance, seconds: float = 0, schedules: Iterable = (), table:
     if lb.exact:
         return answer("theorem", value, detail=lb.theorem or "")
     # the checked ranges and the table hold uniform instances without delay or byte budget only
-    standard = inst.uniform and not inst.c and inst.memory is None
+    standard = inst.uniform and not inst.c and inst.memory is None and not inst.overlapped
     if standard:
         rng = _checked.checked_range(inst)
         if rng is not None:
