@@ -1,4 +1,4 @@
-"""Single-wave constructions (pipebounds/constructions/single_wave.py; docs/theory.md).
+"""Single-wave constructions (pipebounds/constructions/single_wave/; docs/theory.md).
 
 Every schedule returned is valid, within ``K`` and reaches the bound it claims (hence optimal);
 None is returned where no claim is made.

@@ -1,4 +1,4 @@
-"""The ``K = 1`` bounded search (pipebounds/constructions/single_wave.py, ``single_slot_search``).
+"""The ``K = 1`` bounded search (pipebounds/constructions/single_wave/, ``single_slot_search``).
 
 It returns a schedule only when its simulated makespan equals Theorem 3 (then optimal); its
 pruning is Theorem 3's own per-GPU argument, so below the bound it must find nothing.

@@ -1,0 +1,314 @@
+"""The ``K = 1`` bounded depth-first search, pruned per GPU by Theorem 3's own argument.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from typing import Optional
+
+from schedules.instance import Instance
+from schedules.ops import Op
+from schedules.schedule import Schedule
+
+from .common import _reaching
+
+
+def _waste_floor(n: int, G: int, f: int) -> int:
+    """``min_x W_p(x) - n B`` for ``n`` microbatches (integer units): the least idle plus
+    recompute time a GPU with gap ``G`` must spend on ``n`` pairs it has not forwarded yet
+    (Theorem 3's argument applied to the rest of the window)."""
+    from bounds.single_wave import single_slot_waste
+
+    return min(single_slot_waste(n, G, f, x_) for x_ in range(n + 1))
+
+
+class _Found(Exception):
+    pass
+
+
+class _OutOfNodes(Exception):
+    pass
+
+
+def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
+                    rng: Optional[random.Random] = None, tie_high: bool = False,
+                    last_free: bool = False, width_f: int = 2, width_r: int = 3,
+                    always_wait: bool = False, plan: bool = False):
+    """Depth-first search for ``K = 1`` per-GPU orders finishing by ``T`` (integer units),
+    at most ``nodes`` nodes; returns ``(orders, nodes used)``, orders None when not found.
+
+    Chronological: the GPU with the earliest free time chooses its next op among: the backward
+    of the activation it holds, a forward (kept or free) of one of the ``width_f`` earliest
+    arrived microbatches, a recompute of one of ``width_r`` pending free pairs (those whose
+    backward from the GPU below is known/earliest first), or waiting for the next event.
+    Pruning is Theorem 3 itself, per GPU: the window of GPU ``p`` has
+    ``T - p B - m B`` units of slack for idle time and recomputes; idle and recomputes spent so
+    far, plus one recompute per pending free pair, plus the least waste of the pairs not yet
+    forwarded (:func:`_waste_floor`), plus the unavoidable gap of the hold in progress, must fit.
+    ``rng`` perturbs the candidate order (restarts; the tree itself does not depend on it),
+    ``tie_high`` breaks time ties towards later GPUs, ``last_free`` lets the last GPU recompute
+    too, ``always_wait`` lets a GPU wait even with an empty slot and something to run,
+    ``plan`` tries free forwards before kept ones once a GPU keeps as many as Theorem 3's
+    minimiser ``x`` (the order of the tries only).
+    ``orders`` None with fewer than ``nodes`` nodes used means the whole tree was searched.
+
+    Unrestricted (``width_f = width_r = m``, ``always_wait``, ``last_free``) the tree holds
+    every semi-active ``K = 1`` schedule up to relabelling interchangeable microbatches (an
+    op starts at its GPU's clock or at its known predecessor's end; a wait never passes the
+    end of an op not yet placed; of two microbatches in the same state only the one whose
+    past ends are earliest is tried), and the pruning only drops states that Theorem 3's
+    argument rules out: a searched-out tree then means that no schedule ends by ``T``
+    (argued, not machine-proven; it finds a schedule at T3 on all 608 independently solved
+    instances ``P <= 5, m <= 8``, every coprime ``f : b`` up to 5).
+    """
+    B = f + b
+    floor_ = [[_waste_floor(n, (P - p - 1) * B, f) for n in range(m + 1)] for p in range(P)]
+    slack = [T - p * B - m * B for p in range(P)]
+    if min(slack) < 0:
+        return None, 0
+    fend = [[-1] * m for _ in range(P)]
+    bend = [[-1] * m for _ in range(P)]
+    kept: list[list[Optional[bool]]] = [[None] * m for _ in range(P)]
+    redone = [[False] * m for _ in range(P)]
+    slot, t, waste = [-1] * P, [p * f for p in range(P)], [0] * P
+    nf, nb, pend = [0] * P, [0] * P, [0] * P
+    orders: list[list[tuple[str, int]]] = [[] for _ in range(P)]
+    arrived: list[list[int]] = [list(range(m))] + [[] for _ in range(P - 1)]
+    count = [0]
+    noise = 0 if rng is None else rng.choice((0, f, B))
+    latest_b = [T - p * b for p in range(P)]
+    rank = {"B": 0, "R": 1, "Fk": 2, "Ff": 3}
+    late = {"B": 0, "R": 1, "Fk": 3, "Ff": 2}  # once x pairs are kept (plan)
+    from bounds.single_wave import single_slot_waste
+
+    xstar = [min(range(m + 1), key=lambda x_: (single_slot_waste(m, (P - p - 1) * B, f, x_), x_))
+             for p in range(P)]
+    nkept = [0] * P
+
+    def feasible(p: int) -> bool:
+        n = m - nf[p]
+        base = waste[p] + pend[p] * f
+        if base + floor_[p][n] > slack[p]:
+            return False
+        s = slot[p]
+        if s >= 0 and p < P - 1 and kept[p][s]:
+            gap = eta(s, p + 1) - t[p]
+            if gap > 0:
+                # k free forwards fill the hold, in arrival order (arrived ones, then those
+                # GPU p-1 can still deliver, one per f from its clock); the hold ends at the
+                # later of the chain's return and the k-th free's end
+                if p == 0:
+                    arrivals = [t[0]] * n
+                else:
+                    arrivals = sorted(fend[p - 1][j] for j in arrived[p] if fend[p][j] < 0)
+                    arrivals += [t[p - 1] + i * f for i in range(1, n - len(arrivals) + 1)]
+                    arrivals.sort()
+                ready, end, best = t[p] + gap, t[p], gap + floor_[p][n]
+                for k in range(1, n + 1):
+                    end = max(end, arrivals[k - 1]) + f
+                    best = min(best, max(ready, end) - t[p] + floor_[p][n - k])
+                if base + best > slack[p]:
+                    return False
+        return True
+
+    def signature(j: int) -> tuple:
+        """The state of microbatch ``j`` on every GPU, timing aside: two microbatches with the
+        same signature are interchangeable, so only the first in a candidate list is tried."""
+        return tuple((kept[q][j], redone[q][j], fend[q][j] >= 0, bend[q][j] >= 0)
+                     for q in range(P))
+
+    def frontier(j: int) -> tuple[int, int]:
+        """The end of ``j``'s last forward and of its lowest backward so far: the only past
+        times its remaining ops wait for."""
+        last_f = max((fend[q][j] for q in range(P) if fend[q][j] >= 0), default=-1)
+        low_b = max((bend[q][j] for q in range(P) if bend[q][j] >= 0), default=-1)
+        return last_f, low_b
+
+    def eta(j: int, q: int) -> int:
+        """A lower bound on the end of ``B(j, q)`` from the state (GPU clocks included).
+        Recompute candidates are tried in this order, so a GPU follows the backward wave
+        coming up from below; the hold bound of :func:`feasible` uses it too."""
+        if bend[q][j] >= 0:
+            return bend[q][j]
+        if fend[q][j] >= 0:
+            below = t[q] if q == P - 1 else eta(j, q + 1)
+            if slot[q] == j:
+                return max(t[q], below) + b
+            return max(t[q] + f, below) + b  # a pending free pair: R first
+        if q == 0:
+            start = t[0]
+        else:
+            start = max(t[q], fend[q - 1][j] if fend[q - 1][j] >= 0 else t[q - 1] + f)
+        return start + (P - q) * B
+
+    def step() -> None:
+        count[0] += 1
+        if count[0] > nodes:
+            raise _OutOfNodes
+        p = None
+        for q in range(P):
+            if nb[q] < m and (p is None or t[q] < t[p] or (tie_high and t[q] == t[p])):
+                p = q
+        if p is None:
+            raise _Found
+        tp, s = t[p], slot[p]
+        cands = []
+        order_at: dict[int, int] = {}
+        if s >= 0:
+            dep = tp if p == P - 1 else bend[p + 1][s]
+            if dep >= 0:
+                cands.append(("B", s, max(tp, dep)))
+        if p < P - 1 or s < 0:
+            seen = set()
+            for j in arrived[p]:
+                if fend[p][j] >= 0:
+                    continue
+                sig = signature(j)
+                if sig in seen:  # an earlier arrival in the same state dominates j
+                    continue
+                start = max(tp, 0 if p == 0 else fend[p - 1][j])
+                if s < 0:
+                    cands.append(("Fk", j, start))
+                if p < P - 1 or last_free:
+                    cands.append(("Ff", j, start))
+                seen.add(sig)
+                if len(seen) >= width_f:
+                    break
+        if s < 0:
+            pending = [j for j in range(m)
+                       if fend[p][j] >= 0 and kept[p][j] is False and not redone[p][j]]
+            if p < P - 1:
+                pending.sort(key=lambda j: (fend[p + 1][j] < 0, eta(j, p + 1)))
+            seen = set()
+            for j in pending:
+                # interchangeable only with the same past times the future depends on
+                sig = signature(j) + (frontier(j),)
+                if sig not in seen and len(seen) < width_r:
+                    seen.add(sig)
+                    cands.append(("R", j, tp))
+                    if p < P - 1:  # sorted by when its backward can follow
+                        order_at[len(cands) - 1] = max(tp, eta(j, p + 1) - f)
+        keyed = [(order_at.get(i, c[2]), c) for i, c in enumerate(cands)]
+        rk = late if plan and nkept[p] >= xstar[p] else rank
+        if rng is None:
+            keyed.sort(key=lambda kc: (kc[0], rk[kc[1][0]]))
+        else:
+            keyed.sort(key=lambda kc: (kc[0] + rng.random() * noise, rk[kc[1][0]]
+                                       + (rng.random() * 2 if kc[1][0] == "Ff" else 0)))
+        cands = [c for _, c in keyed]
+        for kind, j, start in cands:
+            if kind == "B" and start + b > latest_b[p]:
+                continue
+            saved = (t[p], waste[p], slot[p], pend[p])
+            waste[p] += start - tp
+            if kind == "B":
+                end = start + b
+                bend[p][j], slot[p] = end, -1
+                nb[p] += 1
+            elif kind == "R":
+                end = start + f
+                redone[p][j], slot[p] = True, j
+                waste[p] += f
+                pend[p] -= 1
+            else:
+                end = start + f
+                fend[p][j] = end
+                nf[p] += 1
+                if kind == "Fk":
+                    kept[p][j], slot[p] = True, j
+                    nkept[p] += 1
+                else:
+                    kept[p][j] = False
+                    pend[p] += 1
+                if p + 1 < P:
+                    arrived[p + 1].append(j)
+            t[p] = end
+            orders[p].append((kind[0], j))
+            if feasible(p):
+                step()
+            orders[p].pop()
+            if kind == "B":
+                bend[p][j] = -1
+                nb[p] -= 1
+            elif kind == "R":
+                redone[p][j] = False
+            else:
+                if kind == "Fk":
+                    nkept[p] -= 1
+                fend[p][j], kept[p][j] = -1, None
+                nf[p] -= 1
+                if p + 1 < P:
+                    arrived[p + 1].pop()
+            t[p], waste[p], slot[p], pend[p] = saved
+        later = [t[q] for q in range(P) if q != p and nb[q] < m and t[q] > tp]
+        tied = any(q != p and nb[q] < m and t[q] == tp for q in range(P))
+        if (later or tied) and (always_wait or slot[p] >= 0 or not cands):  # wait
+            # no unscheduled op can end before nt (a tied GPU's next op ends after tp)
+            nt = min(later + ([tp + min(f, b)] if tied else []))
+            saved = (t[p], waste[p])
+            waste[p] += nt - tp
+            t[p] = nt
+            if feasible(p):
+                step()
+            t[p], waste[p] = saved
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 8 * P * m * 3 + 1000))
+    try:
+        step()
+    except _Found:
+        return [list(o) for o in orders], count[0]
+    except _OutOfNodes:
+        return None, count[0]
+    finally:
+        sys.setrecursionlimit(limit)
+    return None, count[0]
+
+
+def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[Schedule]:
+    """A ``K = 1`` schedule with makespan equal to Theorem 3's bound found by the bounded
+    depth-first search :func:`_bounded_search` (restarts with growing node budgets, cycling
+    through the unrestricted rules and 16 narrower variants, dropping a variant whose whole
+    tree was searched, and stopping when the unrestricted tree was; total ``nodes``, default
+    ``2000 P m``: polynomial), verified by :func:`simulate`; else None.
+
+    >>> from schedules import Instance, simulate
+    >>> s = single_slot_search(Instance(P=3, m=10, K=1, f=1, b=1))
+    >>> r = simulate(s); r.makespan, max(r.peak_memory)
+    (Fraction(29, 1), 1)
+    """
+    if inst.v != 1 or inst.split or inst.K != 1 or inst.c:
+        return None
+    from bounds.single_wave import single_slot_value
+
+    total = nodes if nodes is not None else 2000 * inst.P * inst.m
+    target = single_slot_value(inst)
+    u = inst.unit
+    f, b, T = int(inst.f * u), int(inst.b * u), int(target * u)
+    P, m = inst.P, inst.m
+    complete = dict(width_f=m, width_r=m, always_wait=True, last_free=True)
+    alive = [complete] + [dict(tie_high=th, last_free=lf, width_f=w[0], width_r=w[1],
+                               always_wait=aw, plan=True)
+                          for aw in (False, True) for w in ((2, 3), (3, 5))
+                          for lf in (False, True) for th in (False, True)]
+    used, attempt, chunk = 0, 0, 500
+    while used < total and alive:
+        config = alive[attempt % len(alive)]
+        rng = None if attempt < len(alive) else random.Random(attempt)
+        budget = min(chunk, total - used)
+        orders, spent = _bounded_search(P, m, f, b, T, budget, rng=rng, **config)
+        used += spent
+        attempt += 1
+        chunk = int(chunk * 1.1) + 1
+        if orders is not None:
+            # a found timing is a timing of its orders, so the check cannot fail
+            return _reaching(Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o)
+                                                  for p, o in enumerate(orders)),
+                                      source="K=1 bounded search (constructions.single_wave)"),
+                             target)
+        if spent < budget:  # this tree holds no schedule: drop it
+            if config is complete:  # every other tree is a part of this one
+                return None
+            alive.remove(config)
+    return None
