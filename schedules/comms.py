@@ -77,7 +77,7 @@ def check_comms(schedule) -> list[tuple[str, str]]:
     def rank(s):
         return inst.gpu(s)
 
-    done = [set() for _ in range(inst.P)]
+    done: list[set] = [set() for _ in range(inst.P)]
 
     def waits_for(action):
         """``None`` if ``action`` is ready, else the actions (with their GPU) it waits for."""

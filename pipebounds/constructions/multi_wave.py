@@ -75,7 +75,7 @@ def _chain(S: int, gpu, fu: int, bu: int):
 def _state_bound_ok(P, S, cg, cd, ct, mbs, free, T) -> bool:
     """Node bound: every microbatch's remaining chain and, per GPU, the Jackson bound over its
     remaining ops (heads from the microbatch's ready time, tails from the chain)."""
-    per = [[] for _ in range(P)]
+    per: list[list] = [[] for _ in range(P)]
     for idx, ready in mbs:
         if idx < 2 * S and ready + ct[idx] + cd[idx] > T:
             return False
@@ -152,7 +152,7 @@ def _dive_orders(P, S, gpu, m, fu, bu, T, limit):
     if path is None:
         return None
     states = [(0, 0) for _ in range(m)]
-    orders = [[] for _ in range(P)]
+    orders: list[list] = [[] for _ in range(P)]
     for g, idx, st, ec in path:
         j = states.index(st)
         s = idx if idx < S else 2 * S - 1 - idx
@@ -254,7 +254,7 @@ def vshape_periodic(inst: Instance) -> Optional[Schedule]:
         for s in range(S):
             timed.append((o + s, Op(s, "F", J)))
             timed.append((o + 2 * S - 1 - s, Op(s, "B", J)))
-    orders = [[] for _ in range(P)]
+    orders: list[list] = [[] for _ in range(P)]
     for _, op in sorted(timed, key=lambda t: t[0]):
         orders[inst.gpu(op.stage)].append(op)
     return Schedule(inst, tuple(tuple(o) for o in orders), source="multi_wave.vshape_periodic")
@@ -297,7 +297,7 @@ def vshape_small_m(inst: Instance) -> Optional[Schedule]:
     reverse = inst.f > inst.b
     fu, bu = (inst.b, inst.f) if reverse else (inst.f, inst.b)
     times = vshape_small_m_times(inst.P, inst.m, fu, bu)
-    orders = [[] for _ in range(inst.P)]
+    orders: list[list] = [[] for _ in range(inst.P)]
     for (s, kind, j), _ in sorted(times.items(), key=lambda kv: kv[1]):
         orders[inst.gpu(s)].append(Op(s, kind, j))
     if reverse:
@@ -311,7 +311,7 @@ def _gap_fill_orders(P: int, m: int, fu: int, bu: int):
     whether every forward chain meets its backward start (then the makespan is MW4)."""
     S = 2 * P
     gpu = [s % P if s < P else S - 1 - s for s in range(S)]
-    busy = [[] for _ in range(P)]
+    busy: list[list] = [[] for _ in range(P)]
     start = {}
     for j in range(m):
         beta = S * fu + 2 * j * bu
@@ -338,7 +338,7 @@ def _gap_fill_orders(P: int, m: int, fu: int, bu: int):
             start[(s, "F", j)] = t
             ready = t + fu
         ok = ok and ready <= start[(S - 1, "B", j)]
-    orders = [[] for _ in range(P)]
+    orders: list[list] = [[] for _ in range(P)]
     for (s, kind, j), t in sorted(start.items(), key=lambda kv: (kv[1], kv[0][1] == "F")):
         orders[gpu[s]].append(Op(s, kind, j))
     return orders, ok

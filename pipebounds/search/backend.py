@@ -83,7 +83,10 @@ class SolveOptions:
 class Backend(Protocol):
     """An exact engine: an honest status, a schedule checked by the simulator."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The engine's name in :data:`BACKENDS` and on the command line."""
+        ...
 
     def solve(self, inst: Instance, options: SolveOptions = SolveOptions(),
               channel: Channel = SILENT) -> SolveResult:

@@ -204,10 +204,10 @@ class Search:
         pst, pt = self.pst, self.pt
         split = mdl.split
         best = max(fr)
-        ops = [[] for _ in range(mdl.P)]
+        ops: list[list] = [[] for _ in range(mdl.P)]
         bounded = mdl.bounded
         win = [0] * mdl.P          # live-window time after fr[p] already committed
-        und = [[] for _ in range(mdl.P)]   # round trips of pairs whose remat is undecided
+        und: list[list] = [[] for _ in range(mdl.P)]   # round trips of pairs whose remat is undecided
         rt = self.round_trip
         wmin = self.wmin
         nwin = [0] * mdl.P         # sum of wmin over the undecided pairs of each GPU

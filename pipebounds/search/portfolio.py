@@ -172,7 +172,7 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
     best_lower = ceil_units(lb_theory, unit)
     if "search" in engines:
         best_lower = max(best_lower, Search(mdl).root_bound())
-    stats = {"lower_bound_theory": lb_theory, "independent": not options.use_theory, "engines": [],
+    stats: dict = {"lower_bound_theory": lb_theory, "independent": not options.use_theory, "engines": [],
              "proof": None, "interrupted": False}
 
     def answer(status: Optional[str] = None, nodes: int = 0) -> SolveResult:

@@ -154,27 +154,27 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
         high = K_max  # K >= v m: memory never binds, OPT(K) = OPT(inf)
     from pipebounds.certify import certify
 
-    curve = []
+    points: list[CurvePoint] = []
     for K in range(1, (high or K_max) + 1):
         lb = lower_bound(base.with_(K=K))
         known = certify(base.with_(K=K), lb=lb)  # lookups only: theorem, checked range, table
         if high is not None and K >= high:
-            curve.append(CurvePoint(K, lb.value, opt_inf, True, "certificate"))
+            points.append(CurvePoint(K, lb.value, opt_inf, True, "certificate"))
         elif known.optimum is not None:
-            curve.append(CurvePoint(K, lb.value, known.optimum, True, known.basis or "bound"))
+            points.append(CurvePoint(K, lb.value, known.optimum, True, known.basis or "bound"))
         elif K in proven_above:  # an exact solve proved OPT(K) > OPT(inf)
             r = proven_above[K]
             ok = r.status == "optimal"
-            curve.append(CurvePoint(K, max(lb.value, r.lower_bound), r.makespan if ok else None,
+            points.append(CurvePoint(K, max(lb.value, r.lower_bound), r.makespan if ok else None,
                                     ok, "solve"))
         elif solve_curve and time_limit > 0:
             r = _solve(base.with_(K=K), time_limit)
             ok = r.status == "optimal"
-            curve.append(CurvePoint(K, lb.value, r.makespan if ok else None, ok,
+            points.append(CurvePoint(K, lb.value, r.makespan if ok else None, ok,
                                     "solve" if ok else ""))
         else:
-            curve.append(CurvePoint(K, lb.value, None, False))
-    return Frontier(base, opt_inf, low, high, tuple(curve), cert, basis)
+            points.append(CurvePoint(K, lb.value, None, False))
+    return Frontier(base, opt_inf, low, high, tuple(points), cert, basis)
 
 
 def frontier_report(fr: Frontier) -> dict:

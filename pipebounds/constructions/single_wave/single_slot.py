@@ -67,7 +67,7 @@ def _single_slot_schedule(inst: Instance, budget: Optional[int], nodes: Optional
         sched = _reaching(explicit(inst), target)
         if sched is not None or P == 1:
             return sched
-    best: tuple[Fraction, tuple] | None = None
+    best: Optional[tuple[Fraction, tuple, Schedule]] = None
 
     def consider(kept, sigma, bf):
         nonlocal best

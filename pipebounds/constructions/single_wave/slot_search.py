@@ -246,12 +246,12 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
         if (later or tied) and (always_wait or slot[p] >= 0 or not cands):  # wait
             # no unscheduled op can end before nt (a tied GPU's next op ends after tp)
             nt = min(later + ([tp + min(f, b)] if tied else []))
-            saved = (t[p], waste[p])
+            t_saved, waste_saved = t[p], waste[p]
             waste[p] += nt - tp
             t[p] = nt
             if feasible(p):
                 step()
-            t[p], waste[p] = saved
+            t[p], waste[p] = t_saved, waste_saved
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 8 * P * m * 3 + 1000))
