@@ -53,6 +53,19 @@ class Rows:
     def split(self) -> np.ndarray:
         return self.bI > 0
 
+    @classmethod
+    def of(cls, insts) -> "Rows":
+        """The columns of a sequence of :class:`~schedules.instance.Instance` (each within
+        :func:`supported`: named placement, integer durations, no delay)."""
+        def col(xs):
+            return np.array(xs, dtype=np.int64)
+
+        return cls(col([i.P for i in insts]), col([i.m for i in insts]),
+                   col([i.K or 0 for i in insts]), col([i.v for i in insts]),
+                   np.array([i.placement == "vshape" and i.v > 1 for i in insts], dtype=bool),
+                   col([int(i.f) for i in insts]), col([int(i.b) for i in insts]),
+                   col([int(i.b_I or 0) for i in insts]), col([int(i.b_W or 0) for i in insts]))
+
     def take(self, idx) -> "Rows":
         return Rows(*(getattr(self, k)[idx] for k in ("P", "m", "K", "v", "vshape", "f", "b",
                                                        "bI", "bW")))

@@ -1,11 +1,12 @@
 """Exact evaluation of the lower bound of one instance.
 
 The bound is the maximum of the applicable terms; each term is a theorem of docs/theory.md or
-docs/theory_multiwave.md, named by its id in :data:`TERM_IDS` (T0, T1, ..., MW9). Modules
-contribute terms through a function ``terms(inst) -> list[(name, value, exact)]``:
-:mod:`bounds.single_wave` for ``v = 1``, :mod:`bounds.multi_wave` for ``v >= 2``. ``exact`` is
-True only where a *theorem* proves that term equal to the optimum for this instance (a pure
-condition on the instance: no search, no simulation). Exactness by an exhaustively checked
+docs/theory_multiwave.md, named by its id in :data:`TERM_IDS` (T0, T1, ..., MW9), which is
+derived from the registry :mod:`bounds.theorems`. Modules contribute terms through a function
+``terms(inst) -> list[(name, value, exact)]``: :mod:`bounds.single_wave` for ``v = 1``,
+:mod:`bounds.multi_wave` for ``v >= 2``. ``exact`` is True only where a *theorem* proves that
+term equal to the optimum for this instance (a pure condition on the instance, the exact case
+registered with the theorem: no search, no simulation). Exactness by an exhaustively checked
 range, a row of pipebounds/data/optima.jsonl, a certificate schedule or a solver proof is decided above the
 bounds, by :mod:`pipebounds.certify`.
 
@@ -24,29 +25,22 @@ from fractions import Fraction
 from typing import Optional, Union, cast
 
 from schedules.instance import Instance, require
+from schedules.limits import LimitError
 
-from .heterogeneous import THEOREM_IDS as HETERO_IDS
+from . import theorems
 from .heterogeneous import crossings
 from .heterogeneous import terms as hetero_terms
 from .multi_wave import terms as multi_wave_terms
 from .single_wave import terms as single_wave_terms
-from schedules.limits import LimitError
+from .theorems import SINGLE, term_exact, theorem
 
 Value = Union[int, Fraction]
 
-TERM_IDS: dict[str, str] = {
-    "work": "T0", "critical_path": "T0",
-    "fill_drain": "T1", "memory_time": "T2", "single_slot": "T3",
-    "single_slot_coupled": "T3d",
-    "split_drain": "S1", "split_first_input": "S2", "split_memory_time": "S3",
-    "mw_gpu_subset": "MW1", "mw_fill_drain": "MW2", "mw_last_stage": "MW3",
-    "mw_vshape_pair": "MW4", "mw_looped_opt": "MW5", "mw_vshape_opt": "MW6",
-    "mw_memory_slots": "MW7", "mw_forced_remat": "MW8", "mw_vshape_forced_remat": "MW8",
-    "mw_single_slot": "MW9",
-    **HETERO_IDS,
-}
-"""The theorem id (docs/theory.md, docs/theory_multiwave.md) of every term name. The exact case
-of ``mw_gpu_subset`` at ``m = 1, K = 1`` is MW8d (:func:`exact_theorem`)."""
+
+def chain_exact(inst: Instance) -> bool:
+    """T0's exact case: one microbatch on a single wave, no delay (the chain itself is a
+    schedule holding one activation per GPU)."""
+    return inst.m == 1 and inst.v == 1 and not inst.c
 
 MULTI_WAVE_LIMIT = 1 << 20
 """Largest ``P v^2`` the multi-wave bound evaluates (MW1 is quadratic in the ``2v`` or ``3v``
@@ -114,6 +108,21 @@ def scaled(inst: Instance) -> ScaledInstance:
                           None if inst.b_W is None else i(inst.b_W), i(inst.c))
 
 
+@theorem("T0", "work and chain", SINGLE + "A.3 Theorem 0 (work and chain)",
+         terms=("work", "critical_path"), exact=chain_exact, exact_terms=("critical_path",))
+def work_and_chain_value(inst: Instance) -> Value:
+    """T0: the larger of :func:`basic_terms`."""
+    return max(x for _, x, _ in basic_terms(inst))
+
+
+TERM_IDS: dict[str, str] = theorems.term_ids()
+"""The theorem id (docs/theory.md, docs/theory_multiwave.md) of every term name, derived from
+:mod:`bounds.theorems` (each term belongs to one theorem). The exact case of ``mw_gpu_subset``
+at ``m = 1, K = 1`` is MW8d (:func:`exact_theorem`)."""
+
+_EXACT_IDS: dict[str, str] = {n: th.id for n, th in theorems.exact_theorems().items()}
+
+
 def basic_terms(inst: Instance) -> list[tuple[str, Value, bool]]:
     """Terms valid for every instance (T0): the busiest GPU's work ``v m (f+b)`` and one
     microbatch's chain ``S f + S b`` (split: ``S f + S b_I + b_W``).
@@ -131,8 +140,7 @@ def basic_terms(inst: Instance) -> list[tuple[str, Value, bool]]:
         chain = inst.S * inst.f + inst.S * inst.b
     if inst.c:  # c at each GPU crossing of the chain (docs/theory.md, H2)
         chain += inst.c * crossings(inst)  # type: ignore[arg-type]
-    chain_exact = inst.m == 1 and inst.v == 1
-    return [("work", work, False), ("critical_path", chain, chain_exact)]
+    return [("work", work, False), ("critical_path", chain, term_exact("critical_path", inst))]
 
 
 def check_limits(inst: Instance) -> None:
@@ -150,8 +158,8 @@ def check_limits(inst: Instance) -> None:
 
 def exact_theorem(name: str) -> str:
     """The id of the theorem whose exact case makes term ``name`` exact (its own, except MW1's
-    exact case at ``m = 1, K = 1``, which is MW8d)."""
-    return "MW8d" if name == "mw_gpu_subset" else TERM_IDS[name]
+    exact case at ``m = 1, K = 1``, which is MW8d): :func:`bounds.theorems.exact_theorems`."""
+    return _EXACT_IDS.get(name) or TERM_IDS[name]
 
 
 def lower_bound(inst: Instance) -> LowerBound:

@@ -34,6 +34,8 @@ from typing import Optional
 from schedules.instance import Instance, placement_stage_to_rank
 
 from .evaluate import lower_bound
+from .single_wave import fill_drain_value
+from .theorems import FRONTIER, theorem
 
 
 def _single_wave_fused(inst: Instance) -> bool:
@@ -42,15 +44,19 @@ def _single_wave_fused(inst: Instance) -> bool:
 
 
 def fill_drain(inst: Instance) -> Fraction:
-    """T1 ``= (m + P - 1)(f + b)``: ``OPT(inf)`` of a single-wave fused instance (KF0)."""
-    return (inst.m + inst.P - 1) * (Fraction(inst.f) + Fraction(inst.b))
+    """T1 ``= (m + P - 1)(f + b)`` (:func:`bounds.single_wave.fill_drain_value`): ``OPT(inf)``
+    of a single-wave fused instance (KF0)."""
+    return fill_drain_value(inst)
 
 
+@theorem("KF0", "OPT(inf) = T1 and K* <= min(m, P) (1F1B)", FRONTIER + "1. KF0 (no memory limit)")
 def one_f_one_b_memory(inst: Instance) -> int:
     """KF0: ``min(m, P)``, the peak of 1F1B, an upper bound on ``K*`` (``v = 1``, fused)."""
     return min(inst.m, inst.P)
 
 
+@theorem("KF1", "K* = 1 iff m <= 2 + b/f",
+         FRONTIER + "2. KF1 (one activation suffices iff `m ≤ 2 + b/f`)")
 def single_slot_free(inst: Instance) -> bool:
     """KF1: ``K* = 1`` iff ``m <= 2 + b/f`` (``v = 1``, fused; always for ``P = 1``)."""
     return inst.P == 1 or (inst.m - 2) * Fraction(inst.f) <= Fraction(inst.b)
@@ -65,6 +71,8 @@ def memory_time_condition(inst: Instance, d: int, K: int) -> bool:
     return (m - r) * (d - 1) + m + Fraction(k * (k - 1), 2) <= K * (m + d - 1)
 
 
+@theorem("KF2", "K* >= the memory-time threshold K2",
+         FRONTIER + "3. KF2 (the memory-time threshold)")
 def memory_time_threshold(inst: Instance) -> int:
     """KF2: ``max_d min{K : C_d(K)}`` over ``d = 2 .. P`` (1 when ``P = 1``); a lower bound on
     ``K*`` (``v = 1``, fused). ``C_d(min(m, d))`` always holds, so the value is at most
@@ -78,12 +86,16 @@ def memory_time_threshold(inst: Instance) -> int:
     return out
 
 
+@theorem("KF3", "K* = max(K2, 1 + [m > 2 + b/f]) when b >= 2f (checked)",
+         FRONTIER + "4. KF3 (the frontier equals the bound when `b ≥ 2f`)")
 def kf3_value(inst: Instance) -> int:
     """KF3's value ``max(KF2, 1 + [m > 2 + b/f])``: a proven lower bound on ``K*`` for every
     single-wave fused instance (KF1 and KF2), conjectured equal to ``K*`` when ``f <= b``."""
     return max(memory_time_threshold(inst), 1 if single_slot_free(inst) else 2)
 
 
+@theorem("KF4", "v = 2 frontier: looped P + 1, vshape (f = b) 2P (observed)",
+         FRONTIER + "7. Beyond single wave (what `frontier` does today)")
 def kf4_value(inst: Instance) -> Optional[int]:
     """KF4's value where it is stated (``v = 2``, fused, no delay, ``m >= P``; looped with
     ``f <= b``, vshape with ``f = b``), else None. An observation on the table of optima

@@ -35,9 +35,9 @@ from fractions import Fraction
 
 from schedules.instance import Instance
 
-THEOREM_IDS = {"hetero_work": "H1", "hetero_chain": "H2", "hetero_fill_drain": "H3",
-               "hetero_fill_drain_input": "H3"}
-"""Term name -> theorem id of docs/theory.md."""
+from .theorems import SINGLE, term_exact, theorem
+
+H_DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H3)"
 
 
 def _grad(inst: Instance) -> tuple[Fraction, ...]:
@@ -64,6 +64,7 @@ def downs(inst: Instance) -> list[Fraction]:
     return out
 
 
+@theorem("H1", "per-GPU work, per-stage costs", H_DOC, terms=("hetero_work",))
 def work(inst: Instance) -> Fraction:
     """H1: the busiest GPU's work ``m * sum_{s on p} (f_s + b_s)``."""
     f, b = inst.durations_of("F"), inst.durations_of("B")
@@ -71,6 +72,8 @@ def work(inst: Instance) -> Fraction:
                for p in range(inst.P))
 
 
+@theorem("H2", "chain with delays", H_DOC, terms=("hetero_chain",),
+         exact=lambda i: chain_exact(i))
 def chain(inst: Instance) -> Fraction:
     """H2: one microbatch's chain with ``c`` at each GPU crossing (split: through the latest
     ``W``)."""
@@ -110,6 +113,13 @@ def fill_drain(inst: Instance) -> list[tuple[str, Fraction]]:
     return out
 
 
+@theorem("H3", "fill-drain per GPU, per-stage costs", H_DOC,
+         terms=("hetero_fill_drain", "hetero_fill_drain_input"))
+def fill_drain_value(inst: Instance) -> Fraction:
+    """H3: the larger of the :func:`fill_drain` terms."""
+    return max(x for _, x in fill_drain(inst))
+
+
 def chain_exact(inst: Instance) -> bool:
     """H2 = OPT: one microbatch on a single wave, no byte budget (the chain, each GPU running
     its stage's ops in chain order, is a schedule holding one activation per GPU)."""
@@ -119,7 +129,8 @@ def chain_exact(inst: Instance) -> bool:
 
 def terms(inst: Instance) -> list[tuple[str, Fraction, bool]]:
     """``(name, value, exact)`` of H1, H2, H3 for ``inst`` (any durations, any ``c``)."""
-    out = [("hetero_work", work(inst), False), ("hetero_chain", chain(inst), chain_exact(inst))]
+    out = [("hetero_work", work(inst), False),
+           ("hetero_chain", chain(inst), term_exact("hetero_chain", inst))]
     out += [(n, x, False) for n, x in fill_drain(inst)]
     return out
 

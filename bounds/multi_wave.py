@@ -49,19 +49,32 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from typing import Iterable, Optional
-
-import sympy as sp
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from schedules.instance import Instance
 
-from .single_wave import single_slot_waste, slot_edge
-from .symbols import K, P, b, b_I, b_W, f, m, v
+from .single_wave import SYMBOLIC_NAMES, single_slot_waste, slot_edge
+from .theorems import MULTI, declare, term_exact, theorem
+
+if TYPE_CHECKING:
+    import sympy as sp
 
 Term = tuple[str, Fraction, bool]
 
-x = sp.Symbol("x", integer=True, nonnegative=True)
-"""Number of activations recomputed on one GPU (MW7)."""
+
+def __getattr__(name: str):
+    """The sympy symbols of :mod:`bounds.symbols` (``P, m, K, v, f, b, b_I, b_W``, ``p`` the
+    GPU a per-GPU bound is stated for, ``x`` a number of activations) and ``sp`` (sympy) as
+    attributes of this module, imported on first use: sympy loads only where expressions are
+    built."""
+    if name in SYMBOLIC_NAMES:
+        from . import symbols
+
+        return getattr(symbols, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+declare("MW0", "time reversal (lemma)", MULTI + "B.2 MW0 (time reversal)")
 
 
 # --------------------------------------------------------------------------- closed forms
@@ -72,6 +85,7 @@ def fill_drain_expr() -> sp.Expr:
     stage ``>= P-1`` (head ``>= (P-1) f``), it runs ``v m (f + b)`` of work, and its last op is a
     backward of a stage ``>= P-1`` (tail ``>= (P-1) b``).
     """
+    from .symbols import P, b, f, m, v
     return (v * m + P - 1) * (f + b)
 
 
@@ -81,6 +95,7 @@ def last_stage_expr() -> sp.Expr:
     Proof: the ``2m`` ops of stage ``S-1`` run on one GPU; none starts before ``(S-1) f``, after
     the last of them (a backward) the chain of ``S-1`` backwards remains.
     """
+    from .symbols import P, b, f, m, v
     return (m + v * P - 1) * (f + b)
 
 
@@ -93,6 +108,7 @@ def vshape_pair_expr() -> sp.Expr:
     ``2m`` backwards of these stages start no earlier than ``S f + (S-1-P) b`` and end with a
     chain of ``>= (P-1) b``.
     """
+    from .symbols import P, b, f, m, sp, v
     return v * P * (f + b) + 2 * (m - 1) * sp.Max(f, b)
 
 
@@ -100,9 +116,11 @@ def looped_opt_expr() -> sp.Expr:
     """MW5: the optimum of the fused looped placement when memory does not bind,
     ``max(MW2, MW3) = (P - 1 + (v-1) max(m, P) + m)(f + b)``.
 
+    >>> from bounds.symbols import P, b, f, m, v
     >>> looped_opt_expr().subs({P: 4, m: 2, v: 2, f: 1, b: 2})
     27
     """
+    from .symbols import sp
     return sp.Max(fill_drain_expr(), last_stage_expr())
 
 
@@ -112,21 +130,25 @@ def vshape_opt_expr() -> sp.Expr:
     docs/theory_multiwave.md and when ``f = b`` with ``m <= P`` or ``P | m`` (MW6a), but *not*
     in general (gaps near ``MW2 = MW4`` with ``max(f,b) >= 4 min(f,b)``).
 
+    >>> from bounds.symbols import P, b, f, m, v
     >>> vshape_opt_expr().subs({P: 3, m: 3, v: 2, f: 1, b: 2})
     26
     """
+    from .symbols import sp
     return sp.Max(fill_drain_expr(), vshape_pair_expr())
 
 
 def split_fill_drain_expr() -> sp.Expr:
     """Split analogue of MW2 (GPU ``P-1``, all its op types; a ``W`` has tail 0):
     ``(P - 1) f + v m (f + b_I + b_W)``."""
+    from .symbols import P, b_I, b_W, f, m, v
     return (P - 1) * f + v * m * (f + b_I + b_W)
 
 
 def split_last_stage_expr() -> sp.Expr:
     """Split analogue of MW3 (``F, I`` of stage ``S-1``):
     ``(v P - 1)(f + b_I) + m (f + b_I) + b_W``."""
+    from .symbols import P, b_I, b_W, f, m, v
     return (v * P - 1) * (f + b_I) + m * (f + b_I) + b_W
 
 
@@ -145,6 +167,7 @@ def memory_slots_gpu_expr(lengths: Iterable, head, tail, work, release=None) -> 
     fused), a recomputed one at least ``f + b`` (its ``R`` then its ``B``) and costs ``f`` more
     work.
     """
+    from .symbols import K, b, f, sp
 
     Ls = list(lengths)
     n = len(Ls)
@@ -167,6 +190,7 @@ def forced_remat_expr() -> sp.Expr:
     their heads (after a forward) and tails (before a backward of a stage ``>= P-1``) do not
     lower MW2's head ``(P-1) f`` and tail ``(P-1) b``.
     """
+    from .symbols import K, P, b, f, m, v
     return (v * m + P - 1) * (f + b) + m * (v - K) * f
 
 
@@ -179,9 +203,11 @@ def vshape_forced_remat_expr() -> sp.Expr:
     ``m (2b + f)`` of work on GPU ``P-1``, start no earlier than the head ``S f + (S-1-P) b`` of
     ``B(., P)`` and end with a tail ``>= (P-1) b``: MW1 with the ``R`` ops added.
     """
+    from .symbols import P, b, f, m, v
     return v * P * (f + b) + 2 * (m - 1) * b + m * f
 
 
+@theorem("MW8a", "forced recomputation, K < v", MULTI + "B.6 Memory", lemma=True)
 def forced_remat_value(inst: Instance) -> Optional[Fraction]:
     """MW8a evaluated exactly; None unless fused, named placement, ``K < v``.
 
@@ -194,6 +220,7 @@ def forced_remat_value(inst: Instance) -> Optional[Fraction]:
     return (inst.v * inst.m + inst.P - 1) * (inst.f + inst.b) + inst.m * (inst.v - inst.K) * inst.f
 
 
+@theorem("MW8b", "forced recomputation, vshape K = 1", MULTI + "B.6 Memory", lemma=True)
 def vshape_forced_remat_value(inst: Instance) -> Optional[Fraction]:
     """MW8b evaluated exactly; None unless fused vshape with ``K = 1``.
 
@@ -205,6 +232,16 @@ def vshape_forced_remat_value(inst: Instance) -> Optional[Fraction]:
     return inst.S * (inst.f + inst.b) + 2 * (inst.m - 1) * inst.b + inst.m * inst.f
 
 
+@theorem("MW8", "forced recomputation", MULTI + "B.6 Memory",
+         terms=("mw_forced_remat", "mw_vshape_forced_remat"))
+def forced_remat_bound(inst: Instance) -> Optional[Fraction]:
+    """MW8: the larger of MW8a and MW8b where they apply (None where neither does)."""
+    vals = [x_ for x_ in (forced_remat_value(inst), vshape_forced_remat_value(inst))
+            if x_ is not None]
+    return max(vals) if vals else None
+
+
+@theorem("MW9", "single slot per GPU", MULTI + "B.6 Memory", terms=("mw_single_slot",))
 def single_slot_value(inst: Instance) -> Optional[Fraction]:
     """MW9 (``1 <= K <= v``; fused, or split with ``K = 1``; any placement): Theorem 3's
     single-slot argument per GPU, with the slots filled by one microbatch.
@@ -388,9 +425,11 @@ def gpu_subset_expr(inst: Instance, p: int, subset: Iterable[tuple[str, int]]) -
 
     >>> inst = Instance(P=3, m=3, v=2, placement="vshape", f=1, b=2)
     >>> e = gpu_subset_expr(inst, 2, [("B", 2), ("B", 3)])
+    >>> from bounds.symbols import b, f, m, sp
     >>> sp.simplify(e - (6*f + 2*m*b + 4*b))
     0
     """
+    from .symbols import b, b_I, b_W, f, m, sp
     S = inst.S
     heads, tails, work = [], [], sp.Integer(0)
     for kind, s in subset:
@@ -448,12 +487,17 @@ def gpu_subset_best(inst: Instance) -> tuple[Fraction, int, tuple[tuple[str, int
     return val, p, tuple((u[0], u[1]) for u in chosen[:k])
 
 
+@theorem("MW1", "GPU subset", MULTI + "B.3 MW1 and its closed-form sets", terms=("mw_gpu_subset",))
+@theorem("MW8c", "MW1 with the forced-recomputation chains (K = 1)", MULTI + "B.6 Memory", lemma=True)
+@theorem("MW8d", "one microbatch at K = 1 (exact)", MULTI + "B.6 Memory",
+         exact=lambda i: single_microbatch_exact(i), exact_terms=("mw_gpu_subset",))
 def gpu_subset_value(inst: Instance) -> Fraction:
     """MW1 evaluated exactly (max over GPUs and sets of op types)."""
     return gpu_subset_best(inst)[0]
 
 
 # --------------------------------------------------------------------------- MW7 memory
+@theorem("MW7", "memory slots", MULTI + "B.6 Memory", terms=("mw_memory_slots",))
 def memory_slots_value(inst: Instance) -> Optional[Fraction]:
     """MW7 (finite ``K``): ``max_p`` of :func:`memory_slots_gpu_expr` evaluated exactly; None
     when ``K`` is None.
@@ -509,16 +553,20 @@ def memory_slots_value(inst: Instance) -> Optional[Fraction]:
 
 
 # --------------------------------------------------------------------------- exact values
+@theorem("MW2", "fill-drain", MULTI + "B.3 MW1 and its closed-form sets", terms=("mw_fill_drain",))
 def fill_drain_value(inst: Instance) -> Fraction:
     """MW2 evaluated exactly (fused). ``fill_drain_value(Instance(P=3, m=2, v=2))`` is 18."""
     return (inst.v * inst.m + inst.P - 1) * (inst.f + inst.b)
 
 
+@theorem("MW3", "last stage", MULTI + "B.3 MW1 and its closed-form sets", terms=("mw_last_stage",))
 def last_stage_value(inst: Instance) -> Fraction:
     """MW3 evaluated exactly (fused)."""
     return (inst.m + inst.S - 1) * (inst.f + inst.b)
 
 
+@theorem("MW4", "vshape adjacent pair", MULTI + "B.3 MW1 and its closed-form sets", terms=("mw_vshape_pair",))
+@theorem("MW6b", "vshape m <= P construction", MULTI + "B.5 MW6 (vshape, `v = 2`)", lemma=True)
 def vshape_pair_value(inst: Instance) -> Fraction:
     """MW4 evaluated exactly (fused, vshape)."""
     return inst.S * (inst.f + inst.b) + 2 * (inst.m - 1) * max(inst.f, inst.b)
@@ -529,6 +577,8 @@ def _named(inst: Instance) -> bool:
     return inst.placement in ("looped", "vshape") and inst.c == 0
 
 
+@theorem("MW5", "looped optimum", MULTI + "B.4 MW5 (looped optimum)", terms=("mw_looped_opt",),
+         exact=lambda i: exact_case(i) == "looped")
 def looped_opt_value(inst: Instance) -> Fraction:
     """MW5 evaluated exactly: ``(P - 1 + (v-1) max(m, P) + m)(f + b)``.
 
@@ -538,6 +588,10 @@ def looped_opt_value(inst: Instance) -> Fraction:
     return (inst.P - 1 + (inst.v - 1) * max(inst.m, inst.P) + inst.m) * (inst.f + inst.b)
 
 
+@theorem("MW6", "vshape optimum (v = 2)", MULTI + "B.5 MW6 (vshape, `v = 2`)",
+         terms=("mw_vshape_opt",), exact=lambda i: exact_case(i) == "vshape")
+@theorem("MW6a", "vshape periodic construction (f = b)", MULTI + "B.5 MW6 (vshape, `v = 2`)",
+         lemma=True)
 def vshape_opt_value(inst: Instance) -> Fraction:
     """:func:`vshape_opt_expr` evaluated exactly (``v = 2``; a lower bound, see there).
 
@@ -579,7 +633,8 @@ def single_microbatch_exact(inst: Instance) -> bool:
 # --------------------------------------------------------------------------- hook
 def terms(inst: Instance) -> list[Term]:
     """The multi-wave terms for :func:`bounds.evaluate.lower_bound` (``v >= 2``):
-    ``(name, exact value, exact?)``; ``exact`` only for the proven exact cases MW5/MW6.
+    ``(name, exact value, exact?)``; ``exact`` only for the proven exact cases MW5, MW6 and
+    MW8d (:func:`bounds.theorems.term_exact`).
 
     >>> [(n, str(val), ex) for n, val, ex in terms(Instance(P=3, m=2, v=2, f=1, b=2))]
     ... # doctest: +NORMALIZE_WHITESPACE
@@ -594,7 +649,7 @@ def terms(inst: Instance) -> list[Term]:
         out.append(("mw_last_stage", last_stage_value(inst), False))
     if not inst.split and inst.placement == "vshape":
         out.append(("mw_vshape_pair", vshape_pair_value(inst), False))
-    out.append(("mw_gpu_subset", gpu_subset_value(inst), single_microbatch_exact(inst)))
+    out.append(("mw_gpu_subset", gpu_subset_value(inst), term_exact("mw_gpu_subset", inst)))
     mem = memory_slots_value(inst)
     if mem is not None:
         out.append(("mw_memory_slots", mem, False))
@@ -608,24 +663,7 @@ def terms(inst: Instance) -> list[Term]:
     if slot is not None:
         out.append(("mw_single_slot", slot, False))
     if case == "looped":
-        out.append(("mw_looped_opt", looped_opt_value(inst), True))
+        out.append(("mw_looped_opt", looped_opt_value(inst), term_exact("mw_looped_opt", inst)))
     elif case == "vshape":
-        out.append(("mw_vshape_opt", gpu_subset_value(inst), True))
+        out.append(("mw_vshape_opt", gpu_subset_value(inst), term_exact("mw_vshape_opt", inst)))
     return out
-
-
-# --------------------------------------------------------------------------- numpy
-def closed_forms_np(P_, m_, v_, f_, b_, vshape):
-    """Vectorised MW2/MW3/MW4 (fused) over numpy arrays (integer or object arrays of Fractions):
-    returns ``max`` of the applicable closed forms, elementwise; ``vshape`` is a boolean array.
-    Agrees with the exact evaluation (tests)."""
-    import numpy as np
-
-    P_, m_, v_, f_, b_ = (np.asarray(a) for a in (P_, m_, v_, f_, b_))
-    vs = np.asarray(vshape, dtype=bool)
-    fb = f_ + b_
-    fd = (v_ * m_ + P_ - 1) * fb
-    ls = (m_ + v_ * P_ - 1) * fb
-    pair = v_ * P_ * fb + 2 * (m_ - 1) * np.maximum(f_, b_)
-    out = np.maximum(fd, ls)
-    return np.where(vs, np.maximum(out, pair), out)

@@ -35,22 +35,33 @@ Theorems (numbering of docs/theory.md):
 
 from __future__ import annotations
 
+import sys
 from fractions import Fraction
-from typing import Optional
-
-import sympy as sp
+from typing import TYPE_CHECKING, Optional
 
 from schedules.instance import Instance
 
-from .symbols import K, P, b, b_I, b_W, f, m
+from .theorems import SINGLE, term_exact, theorem
 
-p = sp.Symbol("p", integer=True, nonnegative=True)
-"""Index of the GPU a per-GPU bound is stated for (``0 <= p <= P-1``); maximise over it."""
-
-x = sp.Symbol("x", integer=True, nonnegative=True)
-"""Number of activations a GPU keeps (does not recompute)."""
+if TYPE_CHECKING:
+    import sympy as sp
 
 Term = tuple[str, Fraction, bool]
+
+SYMBOLIC_NAMES = ("P", "m", "K", "v", "f", "b", "b_I", "b_W", "p", "x", "sp")
+"""Names of :mod:`bounds.symbols` readable as attributes of the formula modules (lazily)."""
+
+
+def __getattr__(name: str):
+    """The sympy symbols of :mod:`bounds.symbols` (``P, m, K, v, f, b, b_I, b_W``, ``p`` the
+    GPU a per-GPU bound is stated for, ``x`` a number of activations) and ``sp`` (sympy) as
+    attributes of this module, imported on first use: sympy loads only where expressions are
+    built."""
+    if name in SYMBOLIC_NAMES:
+        from . import symbols
+
+        return getattr(symbols, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- T1 fill-drain
@@ -60,11 +71,30 @@ def fill_drain_expr() -> sp.Expr:
     Proof: GPU ``P-1`` starts no earlier than ``(P-1) f``, runs ``m (f + b)`` of work, and its
     last op is a backward followed by the chain of ``P - 1`` backwards down to stage 0.
     """
+    from .symbols import P, b, f, m
     return (m + P - 1) * (f + b)
 
 
+def fill_drain_exact(inst: Instance) -> bool:
+    """T1's exact case: memory does not bind (:func:`nonbinding_memory`, 1F1B reaches T1) or
+    ``m <= 2 + b/f`` (Theorem 3c, :func:`single_group_exact`)."""
+    return nonbinding_memory(inst) or single_group_exact(inst)
+
+
+def two_gpu_exact(inst: Instance) -> bool:
+    """Theorem 3b's case: ``v = 1``, ``K = 1``, ``P <= 2`` (the explicit two-GPU schedule
+    reaches T3, fused or split; ``P = 1`` is the chain)."""
+    return inst.v == 1 and inst.K == 1 and inst.P <= 2
+
+
+@theorem("T1", "fill-drain", SINGLE + "A.4 Theorem 1 (fill-drain) and 1F1B",
+         terms=("fill_drain",), exact=fill_drain_exact)
+@theorem("T3c", "one activation suffices for m <= 2 + b/f (construction)",
+         SINGLE + "A.4 Theorem 1 (fill-drain) and 1F1B", exact=lambda i: single_group_exact(i),
+         lemma=True)
 def fill_drain_value(inst: Instance) -> Fraction:
-    """T1 evaluated exactly.
+    """T1 evaluated exactly: ``(m + P - 1)(f + b)``; the one exact implementation (the array
+    twin is :mod:`bounds.batch`).
 
     >>> fill_drain_value(Instance(P=4, m=8, f=1, b=2))
     Fraction(33, 1)
@@ -81,8 +111,9 @@ def slot_edge(k, f_, b_release):
     ``(i-1) f`` after it opens and the ``i``-th last release ends ``(i-1) b_release`` before it
     closes, so at most ``i`` activations are live in those stretches. Works for numbers and
     sympy expressions alike (exact: Fractions for numbers)."""
-    if isinstance(k, sp.Basic) or isinstance(f_, sp.Basic) or isinstance(b_release, sp.Basic):
-        return sp.Rational(1, 2) * k * (k - 1) * (f_ + b_release)
+    sym = sys.modules.get("sympy")  # a sympy argument means sympy is loaded
+    if sym is not None and any(isinstance(a, sym.Basic) for a in (k, f_, b_release)):
+        return sym.Rational(1, 2) * k * (k - 1) * (f_ + b_release)
     return (k * (k - 1) // 2) * (f_ + b_release)  # k (k - 1) is even: exact for ints and Fractions
 
 
@@ -101,6 +132,7 @@ def memory_time_gpu_expr() -> sp.Expr:
     ``K`` slots, minus the edges ``E`` (:func:`slot_edge`); a kept activation is live for its
     whole round trip ``d B``, a recomputed one from ``R`` to ``B``, at least ``B``.
     """
+    from .symbols import K, P, b, f, m, p, sp
     Bx = f + b
     d = P - p
     k = sp.Min(K, m)
@@ -144,6 +176,8 @@ def memory_time_gpu_value(inst: Instance, gpu: int) -> Fraction:
     return gpu * Bx + _memory_time_min(inst.m, d, inst.K, inst.f, Bx, d * Bx, Bx, edge)
 
 
+@theorem("T2", "memory-time", SINGLE + "A.5 Theorem 2 (memory-time, any `K`)",
+         terms=("memory_time",))
 def memory_time_value(inst: Instance) -> Fraction:
     """T2: the maximum over GPUs (fused, finite ``K``).
 
@@ -156,11 +190,13 @@ def memory_time_value(inst: Instance) -> Fraction:
 # --------------------------------------------------------------------------- T3 single slot
 def _chain_op_symbol(split: bool) -> sp.Expr:
     """The backward op that carries the chain down to stage 0: ``B`` (``b``) or ``I`` (``b_I``)."""
+    from .symbols import b, b_I
     return b_I if split else b
 
 
-def single_slot_W_expr(xv=x, split: bool = False) -> sp.Expr:
-    """``W_p(x)`` of T3: the least window length of GPU ``p`` when it keeps ``x`` activations.
+def single_slot_W_expr(xv=None, split: bool = False) -> sp.Expr:
+    """``W_p(x)`` of T3: the least window length of GPU ``p`` when it keeps ``x`` activations
+    (``xv``; default the symbol ``x``).
 
     ``N = m - x`` forwards are recomputed later; each kept activation's hold has a gap of
     ``G = (d-1)(f + b_c)`` (forward chain up and backward chain down; ``b_c = b`` fused,
@@ -168,6 +204,10 @@ def single_slot_W_expr(xv=x, split: bool = False) -> sp.Expr:
     of them fit without lengthening the hold, one more lengthens it by ``f - r0`` only.
     ``B`` is one pair's work on the GPU, ``f + b`` (split ``f + b_I + b_W``).
     """
+    from .symbols import P, b, b_I, b_W, f, m, p, sp, x
+
+    if xv is None:
+        xv = x
     Bx = f + b_I + b_W if split else f + b
     d = P - p
     G = (d - 1) * (f + _chain_op_symbol(split))
@@ -186,6 +226,7 @@ def single_slot_gpu_expr(split: bool = False) -> sp.Expr:
     up to ``m/(c+1)``, then ``G >= 0``), so its minimum over integers is at the floor or ceiling
     of one of the two breakpoints.
     """
+    from .symbols import P, f, m, p, sp
     bc = _chain_op_symbol(split)
     d = P - p
     c = sp.floor((d - 1) * (f + bc) / f)
@@ -235,6 +276,11 @@ def single_slot_gpu_value(inst: Instance, gpu: int) -> Fraction:
     return gpu * (inst.f + _chain_op(inst)) + single_slot_choice(inst, gpu)[1]
 
 
+@theorem("T3", "single slot (fused and split forms)",
+         SINGLE + "A.6 Theorem 3 (single slot, `K = 1`)", terms=("single_slot",),
+         exact=lambda i: single_slot_exact(i))
+@theorem("T3b", "T3 exact for P <= 2 (construction)",
+         SINGLE + "A.6 Theorem 3 (single slot, `K = 1`)", exact=two_gpu_exact, lemma=True)
 def single_slot_value(inst: Instance) -> Fraction:
     """T3: ``max_p [p (f + b_c) + min_x W_p(x)]`` (``K = 1``; ``b_c = b`` fused, ``b_I`` split).
 
@@ -255,10 +301,12 @@ def split_drain_gpu_expr() -> sp.Expr:
     ``min(K, m)`` of them; and ``I(j, p)`` is followed by the chain ``I(j, p-1) ... I(j, 0),
     W(j, 0)`` of length ``p b_I + b_W``. (``K = oo`` reads ``min(K, m) = m``.)
     """
+    from .symbols import K, b_I, b_W, f, m, p, sp
     return (p * f + m * (f + b_I + b_W)
             + sp.Max(0, p * b_I - (sp.Min(K, m) - 1) * b_W))
 
 
+@theorem("S1", "split drain", SINGLE + "A.7 Split backward (`I` + `W`)", terms=("split_drain",))
 def split_drain_value(inst: Instance) -> Fraction:
     """S1, maximum over GPUs (reached at ``p = P - 1``).
 
@@ -278,10 +326,14 @@ def split_first_input_expr() -> sp.Expr:
     Proof: GPU 0's first input-gradient op waits for one whole forward chain and ``P - 1``
     input-gradient ops; after it starts GPU 0 still runs all ``m`` of its ``I`` and ``W`` ops.
     """
+    from .symbols import P, b_I, b_W, f, m
     return P * f + (P - 1) * b_I + m * (b_I + b_W)
 
 
+@theorem("S2", "split first input-gradient", SINGLE + "A.7 Split backward (`I` + `W`)",
+         terms=("split_first_input",))
 def split_first_input_value(inst: Instance) -> Fraction:
+    """S2 evaluated exactly: ``P f + (P - 1) b_I + m b``."""
     return inst.P * inst.f + (inst.P - 1) * inst.b_I + inst.m * inst.b
 
 
@@ -291,6 +343,7 @@ def split_memory_time_gpu_expr() -> sp.Expr:
     ``B = f + b_I + b_W`` that of a recomputed one (``R`` to ``W``) and the slot edge
     ``E = k(k-1)/2 (f + b_W)``, ``k = min(K, m)`` (releases are ``W`` ops). The window is
     ``[p f, T]`` (a ``W`` needs no drain)."""
+    from .symbols import K, P, b_I, b_W, f, m, p, sp
     Bx = f + b_I + b_W
     d = P - p
     H = d * (f + b_I) + b_W
@@ -306,7 +359,10 @@ def split_memory_time_gpu_expr() -> sp.Expr:
     return p * f + sp.Min(val(lo), val(hi))
 
 
+@theorem("S3", "split memory-time", SINGLE + "A.7 Split backward (`I` + `W`)",
+         terms=("split_memory_time",))
 def split_memory_time_value(inst: Instance) -> Fraction:
+    """S3, the maximum over GPUs of :func:`split_memory_time_gpu_expr` evaluated exactly."""
     Bx = inst.f + inst.b
     edge = slot_edge(min(inst.K, inst.m), inst.f, inst.b_W)
     out = Fraction(0)
@@ -486,6 +542,8 @@ def coupled_gate(inst: Instance, gpu: int, t3: Fraction) -> bool:
     return mp > t3 and mq > t3
 
 
+@theorem("T3d", "coupled single slot (adjacent GPUs through the first hold)",
+         SINGLE + "A.6 Theorem 3 (single slot, `K = 1`)", terms=("single_slot_coupled",))
 def coupled_slot_value(inst: Instance, t3: Optional[Fraction] = None) -> Fraction:
     """T3d (fused, ``K = 1``, ``v = 1``): ``max(T3, max_p pair(p, p + 1))``, the pair value of
     :func:`coupled_pair_value` over the adjacent GPUs where :func:`coupled_gate` holds
@@ -515,9 +573,10 @@ def terms(inst: Instance) -> list[Term]:
     """The single-wave terms for ``inst`` (``v = 1``): ``(name, exact value, exact?)``.
 
     ``exact`` is True only where a theorem proves the term equal to the optimum (a pure
-    condition): T1 when memory does not bind (Theorem 1 + 1F1B) or ``m <= 2 + b/f``
-    (Theorem 3c), T3 where :func:`single_slot_exact` holds (Theorems 3b, 3c split); for
-    ``m = 1`` the chain term (basic) is exact, which :func:`bounds.evaluate.lower_bound` marks.
+    condition, the exact case registered in :mod:`bounds.theorems`:
+    :func:`~bounds.theorems.term_exact`): T1 when memory does not bind (Theorem 1 + 1F1B) or
+    ``m <= 2 + b/f`` (Theorem 3c), T3 where :func:`single_slot_exact` holds (Theorems 3b, 3c
+    split); for ``m = 1`` the chain term (basic) is exact.
     The checked ranges, the table of optima and certificate schedules are the certification
     layer's (:mod:`pipebounds.certify`).
     """
@@ -525,13 +584,12 @@ def terms(inst: Instance) -> list[Term]:
         raise ValueError("bounds.single_wave.terms needs v = 1")
     out: list[Term] = []
     if not inst.split:
-        out.append(("fill_drain", fill_drain_value(inst),
-                    nonbinding_memory(inst) or single_group_exact(inst)))
+        out.append(("fill_drain", fill_drain_value(inst), term_exact("fill_drain", inst)))
         if inst.K is not None and inst.K < inst.P:
             out.append(("memory_time", memory_time_value(inst), False))
         if inst.K == 1:
             t3 = single_slot_value(inst)
-            out.append(("single_slot", t3, single_slot_exact(inst)))
+            out.append(("single_slot", t3, term_exact("single_slot", inst)))
             out.append(("single_slot_coupled", coupled_slot_value(inst, t3), False))
     else:
         out.append(("split_drain", split_drain_value(inst), False))
@@ -539,18 +597,19 @@ def terms(inst: Instance) -> list[Term]:
         if inst.K is not None and inst.K < inst.m:
             out.append(("split_memory_time", split_memory_time_value(inst), False))
         if inst.K == 1:
-            out.append(("single_slot", single_slot_value(inst), single_slot_exact(inst)))
+            out.append(("single_slot", single_slot_value(inst), term_exact("single_slot", inst)))
     return out
 
 
 __all__ = [
-    "fill_drain_expr", "fill_drain_value", "slot_edge", "memory_time_gpu_expr",
+    "fill_drain_expr", "fill_drain_value", "fill_drain_exact", "two_gpu_exact", "slot_edge",
+    "memory_time_gpu_expr",
     "memory_time_gpu_value",
     "memory_time_value", "single_slot_W_expr", "single_slot_gpu_expr", "single_slot_choice",
     "single_slot_gpu_value", "single_slot_value", "split_drain_gpu_expr", "split_drain_value",
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
     "split_memory_time_value", "nonbinding_memory",
     "single_slot_exact", "single_slot_waste", "single_group_exact",
-    "single_group_split_exact", "terms", "p", "x", "pour_waste", "single_slot_minus",
+    "single_group_split_exact", "terms", "pour_waste", "single_slot_minus",
     "coupled_pair_value", "coupled_gate", "coupled_slot_value",
 ]

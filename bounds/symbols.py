@@ -1,12 +1,18 @@
 """The model's symbols (MODEL.md) as sympy symbols, shared by every bound.
 
-``P, m, K, v`` are positive integers; ``f, b, b_I, b_W`` positive reals (durations).
+``P, m, K, v`` are positive integers; ``f, b, b_I, b_W`` positive reals (durations); ``p``
+the index of the GPU a per-GPU bound is stated for (``0 <= p <= P-1``), ``x`` a number of
+activations (kept by a GPU in T3, recomputed in MW7). Only the symbolic side imports this
+module (the ``*_expr`` functions, proofs_checks, notebooks): the exact evaluation never loads
+sympy.
 """
 
 import sympy as sp
 
 P, m, K, v = sp.symbols("P m K v", integer=True, positive=True)
 f, b, b_I, b_W = sp.symbols("f b b_I b_W", positive=True)
+
+p, x = sp.symbols("p x", integer=True, nonnegative=True)
 
 ALL = (P, m, K, v, f, b, b_I, b_W)
 

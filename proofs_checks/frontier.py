@@ -110,6 +110,7 @@ def _frontier_no_solve(inst, nodes=None):
 
 
 @check("KF0-KF3 memory frontier K* (agreement with independent optima)", kind="exhaustive",
+       theorems=("KF0", "KF1", "KF2", "KF3"),
        range="every independent single-wave fused row of pipebounds/data/optima.jsonl with finite K")
 def frontier_table(ctx: Context) -> CheckResult:
     from .table import optima_rows
@@ -121,7 +122,7 @@ def frontier_table(ctx: Context) -> CheckResult:
 
 
 @check("KF3 K* = max(KF2, 1 + [m > 2 + b/f]) for b >= 2f (construction at K*)",
-       kind="exhaustive",
+       kind="exhaustive", theorems=("KF1", "KF3"),
        range={"quick": "P 2..4, m 1..8, f=1 b=2",
               "full": "P 2..6, m 1..12, (f,b) in (1,2) (1,3) [claimed]; (1,1) (2,1) [reported]"})
 def frontier_grid(ctx: Context) -> CheckResult:
@@ -131,7 +132,7 @@ def frontier_grid(ctx: Context) -> CheckResult:
                       kf3_value)
 
 
-@check("KF2 closed form = least K with lower_bound <= T1", kind="exhaustive",
+@check("KF2 closed form = least K with lower_bound <= T1", kind="exhaustive", theorems=("KF2",),
        range={"quick": "P 1..5, m 1..10, (f,b) (1,2) (2,1)", "full": "P 1..8, m 1..16, 7 ratios"})
 def kf2_matches_bound(ctx: Context) -> CheckResult:
     from bounds.frontier import K_star_low, fill_drain, kf3_value
@@ -201,6 +202,7 @@ def kf4_agreement(rows, kf4_fn) -> CheckResult:
 
 
 @check("KF4 v = 2 frontier (observed: looped P+1, vshape f=b 2P)", kind="exhaustive",
+       theorems=("KF4",),
        range="every v = 2 fused instance of pipebounds/data/optima.jsonl with m >= P in KF4's range")
 def kf4_table(ctx: Context) -> CheckResult:
     from bounds.frontier import kf4_value

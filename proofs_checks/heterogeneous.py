@@ -62,6 +62,7 @@ def compare(inst: Instance, opt: Fraction) -> list[str]:
     """Problems of the bounds of ``inst`` against its optimum ``opt`` (empty when all hold)."""
     import bounds
     from bounds import heterogeneous
+    from bounds.evaluate import TERM_IDS
 
     out = []
     lb = bounds.lower_bound(inst)
@@ -71,10 +72,10 @@ def compare(inst: Instance, opt: Fraction) -> list[str]:
         out.append(f"lower_bound claimed exact, {lb.value} != OPT {opt} on {inst.to_dict()}")
     for name, value, exact in heterogeneous.terms(inst):
         if value > opt:
-            out.append(f"{heterogeneous.THEOREM_IDS[name]} ({name}) {value} > OPT {opt} on "
+            out.append(f"{TERM_IDS[name]} ({name}) {value} > OPT {opt} on "
                        f"{inst.to_dict()}")
         if exact and value != opt:
-            out.append(f"{heterogeneous.THEOREM_IDS[name]} claimed exact, {value} != OPT {opt} "
+            out.append(f"{TERM_IDS[name]} claimed exact, {value} != OPT {opt} "
                        f"on {inst.to_dict()}")
     return out
 

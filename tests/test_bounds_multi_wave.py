@@ -122,28 +122,28 @@ def test_looped_exact_flag_respects_memory():
     assert simulate(looped_bfs(inst)).peak_memory == [4, 4, 4]
 
 
-def test_numpy_matches_exact():
-    """closed_forms_np agrees with the exact MW2/MW3/MW4 (and these are the terms' values)."""
+def test_batch_closed_forms_match_exact():
+    """The array twin's MW2/MW3/MW4 (bounds.batch) agree with the exact values (and these are
+    the terms' values)."""
+    from bounds.batch import Rows, lower_bounds
+
     inst = Instance(P=3, m=2, v=2, placement="vshape", f=1, b=2)
     named = {n: val for n, val, _ in mw.terms(inst)}
     assert (named["mw_fill_drain"], named["mw_last_stage"], named["mw_vshape_pair"]) == \
         (mw.fill_drain_value(inst), mw.last_stage_value(inst), mw.vshape_pair_value(inst))
     rng = np.random.default_rng(0)
-    n = 200
-    P_ = rng.integers(1, 9, n)
-    m_ = rng.integers(1, 20, n)
-    v_ = rng.integers(2, 5, n)
-    f_ = np.array([Fraction(int(x), 2) for x in rng.integers(1, 7, n)], dtype=object)
-    b_ = np.array([Fraction(int(x), 3) for x in rng.integers(1, 9, n)], dtype=object)
-    vs = rng.integers(0, 2, n).astype(bool)
-    got = mw.closed_forms_np(P_, m_, v_, f_, b_, vs)
-    for i in range(n):
-        inst = Instance(P=int(P_[i]), m=int(m_[i]), v=int(v_[i]), f=f_[i], b=b_[i],
-                        placement="vshape" if vs[i] else "looped")
-        want = max(mw.fill_drain_value(inst), mw.last_stage_value(inst))
-        if vs[i]:
-            want = max(want, mw.vshape_pair_value(inst))
-        assert got[i] == want
+    insts = [Instance(P=int(rng.integers(1, 9)), m=int(rng.integers(1, 20)),
+                      v=int(rng.integers(2, 5)), f=int(rng.integers(1, 7)),
+                      b=int(rng.integers(1, 9)),
+                      placement="vshape" if rng.integers(0, 2) else "looped")
+             for _ in range(200)]
+    res = lower_bounds(Rows.of(insts))
+    for k, inst in enumerate(insts):
+        got = {n: Fraction(a, d) for n, a, d in res.terms[k]}
+        assert got["mw_fill_drain"] == mw.fill_drain_value(inst), inst
+        assert got["mw_last_stage"] == mw.last_stage_value(inst), inst
+        if inst.placement == "vshape":
+            assert got["mw_vshape_pair"] == mw.vshape_pair_value(inst), inst
 
 
 def test_forced_remat_bounds_match_sympy_and_are_valid():

@@ -1,7 +1,7 @@
-"""Single-wave bounds (bounds/single_wave.py, bounds/vectorized.py; docs/theory.md).
+"""Single-wave bounds (bounds/single_wave.py, bounds/batch.py; docs/theory.md).
 
 Hand-derived values (the proofs in docs/theory.md) and cross-checks between the three forms of
-each bound: the sympy expression, the exact Fraction evaluation, the numpy vectorisation.
+each bound: the sympy expression, the exact Fraction evaluation, the numpy array twin.
 Optima of small instances come from a tiny exhaustive enumeration written here (not the
 project's solver), so these tests do not depend on the search package.
 """
@@ -11,14 +11,12 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
-import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 from bounds import lower_bound
 from bounds import single_wave as sw
 from bounds.symbols import K, P, b, b_I, b_W, exact_lambdify, f, m, substitutions
-from bounds.vectorized import lower_bound_fused, lower_bound_split
 from schedules import Instance, simulate
 from pipebounds.constructions import optimal_schedule
 
@@ -117,28 +115,20 @@ def test_single_slot_dominates_memory_time_at_K1():
             assert sw.single_slot_value(si) >= sw.split_memory_time_value(si)
 
 
-def test_vectorised_equals_exact_on_a_grid():
-    rows = list(itertools.product(range(1, 7), range(1, 10), (1, 2, 3, 5, None), (1, 2, 3),
-                                  (1, 2, 3)))
-    A = np.array([(P_, m_, np.inf if K_ is None else K_, f_, b_) for P_, m_, K_, f_, b_ in rows],
-                 dtype=float)
-    got = lower_bound_fused(*A.T)
-    for r, g in zip(rows, got):
-        want = lower_bound(Instance(P=r[0], m=r[1], K=r[2], f=r[3], b=r[4])).value
-        assert abs(float(want) - g) <= 1e-9 * float(want), (r, want, g)
-    rows = list(itertools.product(range(1, 6), range(1, 8), (1, 2, 4, None), (1, 2), (1, 3),
-                                  (1, 2)))
-    A = np.array([(P_, m_, np.inf if K_ is None else K_, f_, bi, bw)
-                  for P_, m_, K_, f_, bi, bw in rows], dtype=float)
-    got = lower_bound_split(*A.T)
-    for r, g in zip(rows, got):
-        want = lower_bound(Instance(P=r[0], m=r[1], K=r[2], f=r[3], b_I=r[4], b_W=r[5])).value
-        assert abs(float(want) - g) <= 1e-9 * float(want), (r, want, g)
+def test_batch_equals_exact_on_a_grid():
+    """The array twin (bounds.batch) gives lower_bound's exact value on a single-wave grid,
+    fused and split (tests/test_bounds_batch.py compares terms and theorems too)."""
+    from bounds.batch import Rows, lower_bounds
 
-
-def test_vectorised_keeps_shape():
-    out = lower_bound_fused(np.full((2, 3), 4.0), np.full((2, 3), 8.0), 1.0, 1.0, 2.0)
-    assert out.shape == (2, 3) and np.all(out == out[0, 0])
+    insts = [Instance(P=P_, m=m_, K=K_, f=f_, b=b_) for P_, m_, K_, f_, b_ in itertools.product(
+        range(1, 7), range(1, 10), (1, 2, 3, 5, None), (1, 2, 3), (1, 2, 3))]
+    insts += [Instance(P=P_, m=m_, K=K_, f=f_, b_I=bi, b_W=bw)
+              for P_, m_, K_, f_, bi, bw in itertools.product(range(1, 6), range(1, 8),
+                                                              (1, 2, 4, None), (1, 2), (1, 3),
+                                                              (1, 2))]
+    res = lower_bounds(Rows.of(insts))
+    for k, inst in enumerate(insts):
+        assert Fraction(int(res.num[k]), int(res.den[k])) == lower_bound(inst).value, inst
 
 
 # ----------------------------------------------------------------------------- against optima

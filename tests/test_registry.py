@@ -1,6 +1,7 @@
-"""The theorem registry (proofs_checks/registry.py): one entry per theorem id of the docs, each
-with a bound function, its docs section and at least one machine check; every term of
-``lower_bound`` carries a registered id."""
+"""The theorem registry (bounds/theorems.py, its checks in proofs_checks/registry.py): one entry
+per theorem id of the docs, each with a bound function, its docs section and at least one
+machine check; every term of ``lower_bound`` carries exactly one registered id, and every
+registered id is in the docs."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from bounds import theorems
 from bounds.evaluate import TERM_IDS
 from proofs_checks import load_checks
 from proofs_checks.registry import THEOREMS, checks_of
 from schedules import Instance
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ("docs/theory.md", "docs/theory_multiwave.md")
-ID = re.compile(r"^\| ((?:T|S|MW|H)\d+[a-z]?)\b")
+DOCS = ("docs/theory.md", "docs/theory_multiwave.md", "docs/theory_frontier.md")
+ID = re.compile(r"^\| ((?:T|S|MW|H|KF)\d+[a-z]?)\b")
 
 
 def doc_ids() -> set[str]:
@@ -39,12 +41,18 @@ load_checks()
 
 
 def test_the_docs_have_ids():
-    assert {"T0", "T1", "T3", "S1", "MW1", "MW7", "MW8d"} <= doc_ids()
+    assert {"T0", "T1", "T3", "S1", "MW1", "MW7", "MW8d", "KF0", "KF4"} <= doc_ids()
+
+
+def test_the_checks_read_the_one_registry():
+    """proofs_checks keeps no theorem table of its own: its THEOREMS is bounds.theorems'."""
+    assert THEOREMS == theorems.all_theorems()
+    assert all(th is theorems.all_theorems()[tid] for tid, th in THEOREMS.items())
 
 
 @pytest.mark.parametrize("tid", sorted(doc_ids()))
 def test_every_doc_theorem_has_an_entry_a_bound_a_section_and_a_check(tid):
-    assert tid in THEOREMS, f"{tid} is in the docs but not in proofs_checks.registry.THEOREMS"
+    assert tid in THEOREMS, f"{tid} is in the docs but has no @theorem entry in bounds/"
     th = THEOREMS[tid]
     assert th.lemma or callable(th.bound), f"{tid} has no bound function"
     assert checks_of(tid), f"{tid} has no machine check (name it in a check's theorems=)"
@@ -54,8 +62,53 @@ def test_every_doc_theorem_has_an_entry_a_bound_a_section_and_a_check(tid):
         f"{tid}: no section {heading!r} in {doc}"
 
 
-def test_registry_has_no_theorem_the_docs_lack():
-    assert set(THEOREMS) <= doc_ids()
+def test_every_registered_id_appears_in_the_docs():
+    missing = set(THEOREMS) - doc_ids()
+    assert not missing, f"registered in bounds.theorems but in no status table of {DOCS}: {missing}"
+
+
+def _emittable_terms() -> set[str]:
+    """Every term name lower_bound emits on a grid that reaches each branch of the term
+    functions (fused and split, v = 1, 2, 3, both placements, K = 1, 2, big, None, m = 1, 2,
+    5, per-stage costs and a delay)."""
+    from bounds import lower_bound
+
+    names = set()
+    for v, pl in ((1, "looped"), (2, "looped"), (2, "vshape"), (3, "looped")):
+        for K in (1, 2, 40, None):
+            for m in (1, 2, 5):
+                for d in (dict(f=1, b=2), dict(f=2, b=1), dict(f=1, b_I=1, b_W=1)):
+                    inst = Instance(P=3, m=m, K=K, v=v, placement=pl, **d)
+                    names |= {n for n, _ in lower_bound(inst).terms}
+    for d in (dict(f=[1, 2], b=[2, 3]), dict(f=[1, 2], b_I=[1, 1], b_W=[1, 2]), dict(c=1)):
+        names |= {n for n, _ in lower_bound(Instance(P=2, m=2, K=None, **d)).terms}
+    return names
+
+
+def test_every_term_lower_bound_emits_has_exactly_one_id():
+    emitted = _emittable_terms()
+    owners = {n: [t.id for t in THEOREMS.values() if n in t.terms] for n in emitted}
+    bad = {n: ids for n, ids in owners.items() if len(ids) != 1}
+    assert not bad, f"terms without exactly one theorem: {bad}"
+    assert all(TERM_IDS[n] == owners[n][0] for n in emitted)
+    # and no theorem claims a term lower_bound never emits (a stale name)
+    claimed = {n for t in THEOREMS.values() for n in t.terms}
+    assert claimed == emitted, claimed ^ emitted
+
+
+def test_a_term_claimed_twice_is_caught(monkeypatch):
+    """The derivation of TERM_IDS refuses a term owned by two theorems."""
+    reg = dict(theorems._REGISTRY)
+    reg["X1"] = theorems.Theorem("X1", "duplicate", theorems.SINGLE + "x", terms=("fill_drain",))
+    monkeypatch.setattr(theorems, "_REGISTRY", reg)
+    with pytest.raises(ValueError, match="fill_drain"):
+        theorems.term_ids()
+
+
+def test_each_exact_term_has_one_exact_theorem_with_a_condition():
+    ex = theorems.exact_theorems()
+    assert ex["mw_gpu_subset"].id == "MW8d" and ex["fill_drain"].id == "T1"
+    assert all(callable(th.exact) for th in ex.values())
 
 
 def test_every_term_id_is_registered_and_its_bound_evaluates_the_term():
