@@ -217,7 +217,7 @@ def forced_remat_value(inst: Instance) -> Optional[Fraction]:
     if inst.split or inst.K is None or inst.K >= inst.v or inst.placement not in ("looped",
                                                                                   "vshape"):
         return None
-    return (inst.v * inst.m + inst.P - 1) * (inst.f + inst.b) + inst.m * (inst.v - inst.K) * inst.f
+    return fill_drain_value(inst) + inst.m * (inst.v - inst.K) * inst.f
 
 
 @theorem("MW8b", "forced recomputation, vshape K = 1", MULTI + "B.6 Memory", lemma=True)
@@ -598,9 +598,7 @@ def vshape_opt_value(inst: Instance) -> Fraction:
     >>> vshape_opt_value(Instance(P=4, m=3, v=2, placement="vshape", f=1, b=2))
     Fraction(32, 1)
     """
-    fb = inst.f + inst.b
-    return max((inst.v * inst.m + inst.P - 1) * fb,
-               inst.v * inst.P * fb + 2 * (inst.m - 1) * max(inst.f, inst.b))
+    return max(fill_drain_value(inst), vshape_pair_value(inst))
 
 
 def exact_case(inst: Instance) -> Optional[str]:

@@ -21,21 +21,47 @@ Fraction(33, 1)
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
+from typing import TYPE_CHECKING
 
 from bounds import LowerBound, lower_bound
 from schedules import (DocumentError, Instance, InstanceError, Op, PipeboundsError, Schedule,
                        SimulationResult,
                        document_from_schedule, is_valid, read_schedule, schedule_from_document,
                        simulate, validate, write_schedule)
-from schedules.generators import GENERATORS, generate
-from schedules.remat import fit_memory
-from schedules.remat_optimal import RematResult, optimal_remat
 
-try:
-    __version__ = _metadata.version("pipebounds")
-except _metadata.PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+if TYPE_CHECKING:
+    from schedules.generators import GENERATORS, generate
+    from schedules.remat import fit_memory
+    from schedules.remat_optimal import RematResult, optimal_remat
+
+_LAZY = {"GENERATORS": "schedules.generators", "generate": "schedules.generators",
+         "fit_memory": "schedules.remat", "RematResult": "schedules.remat_optimal",
+         "optimal_remat": "schedules.remat_optimal"}
+"""Public names imported on first use (start-up time of the command line:
+benchmarks/bench_startup.py)."""
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("pipebounds")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
+
+
+def __getattr__(name: str):
+    """``__version__`` and the names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    if name == "__version__":
+        value = _version()
+    elif name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def solve(inst: Instance, *args, **kwargs):

@@ -36,13 +36,28 @@ def _version() -> str:
         return "0+unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """``--version``: the installed version, read (importlib.metadata) only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"pipebounds {_version()}")  # stdout, as argparse's own version action
+        parser.exit()
+
+
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """The parser of ``commands`` (default: every command of :data:`COMMANDS`). :func:`main`
+    registers only the command it runs, so a command's start-up imports only its own module
+    (benchmarks/bench_startup.py)."""
     parser = _Parser(prog="pipebounds",
                      description="Bounds, exact optima and known schedules for pipeline "
                                  "parallelism under memory limits (see README.md).")
-    parser.add_argument("--version", action="version", version=f"pipebounds {_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in COMMANDS if commands is None else commands:
         try:
             module = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:
@@ -92,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     ends quietly with status 0.
     """
     try:
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser((argv[0],) if argv and argv[0] in COMMANDS else None)
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()

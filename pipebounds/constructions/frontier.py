@@ -35,6 +35,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Iterator, Optional
 
+from bounds.single_wave import fill_drain_value
 from schedules.instance import Instance
 from schedules.ops import Op
 from schedules.schedule import Schedule
@@ -140,7 +141,7 @@ def frontier_schedule(inst: Instance, K: Optional[int] = None,
     if K is None:
         K = inst.m
     P, m = inst.P, inst.m
-    T1 = (m + P - 1) * (Fraction(inst.f) + Fraction(inst.b))
+    T1 = fill_drain_value(inst)
     counter = [-nodes]
     f, b = Fraction(inst.f), Fraction(inst.b)
     B = f + b
