@@ -17,6 +17,17 @@ The public face of the toolkit. The layers, lowest first (docs/architecture.md):
 Fraction(36, 1)
 >>> pb.simulate(pb.generate("1f1b", pb.Instance(P=4, m=8))).makespan
 Fraction(33, 1)
+
+"Is the bound the optimum here, and why?" is :func:`certify`'s question (the command line's
+``exact`` and ``exact_basis``): :attr:`LowerBound.exact` is narrower, true only where a theorem's
+exact case covers the instance, while :func:`certify` also looks up the exhaustively checked
+ranges, the table of optima and certificate schedules.
+
+>>> pb.lower_bound(pb.Instance(P=4, m=8, K=2)).exact
+False
+>>> c = pb.certify(pb.Instance(P=4, m=8, K=2))
+>>> c.exact, c.basis
+(True, 'table')
 """
 
 from __future__ import annotations
@@ -33,10 +44,19 @@ if TYPE_CHECKING:
     from schedules.generators import GENERATORS, generate
     from schedules.remat import fit_memory
     from schedules.remat_optimal import RematResult, optimal_remat
+    from pipebounds.certify import Certification
+    from pipebounds.search.result import SolveResult
+    from pipebounds.services.audit import Verdict, audit
+    from pipebounds.services.best import BestResult, best
+    from pipebounds.services.frontier import Frontier, frontier
 
 _LAZY = {"GENERATORS": "schedules.generators", "generate": "schedules.generators",
          "fit_memory": "schedules.remat", "RematResult": "schedules.remat_optimal",
-         "optimal_remat": "schedules.remat_optimal"}
+         "optimal_remat": "schedules.remat_optimal",
+         "Certification": "pipebounds.certify", "SolveResult": "pipebounds.search.result",
+         "best": "pipebounds.services.best", "BestResult": "pipebounds.services.best",
+         "frontier": "pipebounds.services.frontier", "Frontier": "pipebounds.services.frontier",
+         "audit": "pipebounds.services.audit", "Verdict": "pipebounds.services.audit"}
 """Public names imported on first use (start-up time of the command line:
 benchmarks/bench_startup.py)."""
 
@@ -54,6 +74,10 @@ def __getattr__(name: str):
     """``__version__`` and the names of :data:`_LAZY`, imported on first use (PEP 562)."""
     if name == "__version__":
         value = _version()
+    elif name == "certify":  # the package, callable as its function: certify(inst)
+        import importlib
+
+        value = importlib.import_module("pipebounds.certify")
     elif name in _LAZY:
         import importlib
 
@@ -64,11 +88,30 @@ def __getattr__(name: str):
     return value
 
 
-def solve(inst: Instance, *args, **kwargs):
-    """Exact search (:func:`pipebounds.search.solve`); imported on first use (it loads the solvers)."""
-    from pipebounds.search import solve as _solve
+DEFAULT_ENGINE = "portfolio"
+"""The default engine of :func:`solve`, as of ``pipebounds solve``: the branch and bound and
+CP-SAT side by side in two processes, the first proof wins (``search`` runs in this process)."""
 
-    return _solve(inst, *args, **kwargs)
+
+def solve(inst: Instance, time_limit: float | None = None, engine: str = DEFAULT_ENGINE,
+          workers: int = 1, use_known: bool = True, use_theory: bool = True, channel=None,
+          incumbent: Schedule | None = None):
+    """An optimal schedule of ``inst`` within ``time_limit`` seconds (None: no limit), with an
+    honest status (``optimal`` only when proven; :func:`pipebounds.search.solve`).
+
+    ``engine``: ``portfolio`` (the default, as on the command line), ``search``, ``cpsat`` or
+    ``auto``; ``workers``: CP-SAT threads; ``use_known``/``use_theory``: start from the known
+    schedules and from :func:`lower_bound`; ``channel``: progress and stop
+    (:mod:`pipebounds.search.channel`); ``incumbent``: a valid schedule to start from.
+    Returns a :class:`pipebounds.search.SolveResult`. Imported on first use (it loads the
+    solvers).
+    """
+    from pipebounds.search import solve as _solve
+    from pipebounds.search.channel import SILENT
+
+    return _solve(inst, time_limit=time_limit, engine=engine, workers=workers,
+                  use_known=use_known, use_theory=use_theory,
+                  channel=SILENT if channel is None else channel, incumbent=incumbent)
 
 
 def optimal_schedule(inst: Instance):
@@ -83,5 +126,7 @@ __all__ = [
     "SimulationResult", "simulate",
     "validate", "is_valid", "DocumentError", "schedule_from_document", "document_from_schedule",
     "read_schedule", "write_schedule", "LowerBound", "lower_bound", "GENERATORS", "generate",
-    "fit_memory", "optimal_remat", "RematResult", "solve", "optimal_schedule",
+    "fit_memory", "optimal_remat", "RematResult", "solve", "DEFAULT_ENGINE", "optimal_schedule",
+    "certify", "Certification", "best", "BestResult", "frontier", "Frontier", "audit", "Verdict",
+    "SolveResult",
 ]

@@ -179,6 +179,13 @@ class RematResult:
         """The objective value (makespan or span)."""
         return self.span if self.objective == "span" else self.makespan
 
+    def __repr__(self) -> str:
+        from .brief import brief_repr
+
+        return brief_repr("RematResult", status=self.status, objective=self.objective,
+                          value=self.value, lower_bound=self.lower_bound,
+                          recomputed=len(self.recomputed) + len(self.backward_recomputed),
+                          peak=self.peak)
 
 @dataclass(frozen=True)
 class MemoryFloor:

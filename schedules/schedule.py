@@ -177,6 +177,11 @@ class Schedule:
             return {str(p): self.actions(p) for p in range(len(self.orders))}
         return {str(p): [str(op) for op in seq] for p, seq in enumerate(self.orders)}
 
+    def __repr__(self) -> str:  # the orders are long: say what they are
+        from .brief import brief_repr, instance_brief
+
+        return brief_repr("Schedule", instance=instance_brief(self.instance),
+                          ops=sum(len(seq) for seq in self.orders), source=self.source)
 
 def orders_per_gpu(orders: OrdersLike, P: int) -> list[Sequence]:
     """One sequence of actions per GPU from a GPU -> actions mapping (int or string keys;

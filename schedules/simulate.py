@@ -173,6 +173,11 @@ class SimulationResult:
                 out.append((Fraction(t, self.unit), level))
         return out
 
+    def __repr__(self) -> str:
+        from .brief import brief_repr
+
+        return brief_repr("SimulationResult", valid=self.valid, makespan=self.makespan,
+                          peak_memory=self.peak_memory, errors=len(self.errors))
 
 def _predecessors(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``pred1, pred2, lag1`` over op ids (int64 arrays): the (at most two) predecessors of

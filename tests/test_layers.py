@@ -18,7 +18,7 @@ PACKAGES = ("schedules", "bounds", "pipebounds", "proofs_checks")
 LAYERS: dict[str, tuple[str, ...]] = {
     # schedules/: the schedule side (model, simulate, generators, remat, document formats)
     "schedules.model": ("schedules.instance", "schedules.ops", "schedules.schedule", "schedules.io",
-                        "schedules.limits", "schedules.numbers", "schedules.json_numbers",
+                        "schedules.limits", "schedules.numbers", "schedules.json_numbers", "schedules.brief",
                         "schedules.memory",
                         "schedules.progress", "schedules.errors"),
     "schedules.simulate": ("schedules.compiled", "schedules.simulate", "schedules.validate",

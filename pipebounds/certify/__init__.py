@@ -44,7 +44,10 @@ one reader of pipebounds/data/optima.jsonl and its lookups), :mod:`pipebounds.ce
 
 from __future__ import annotations
 
+import inspect as _inspect
+import sys as _sys
 import time
+import types as _types
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable, Optional
@@ -88,6 +91,13 @@ class Certification:
     def exact_basis(self) -> Optional[str]:
         """``basis`` when the bound is exact, else None (the ``exact_basis`` of CLI.md)."""
         return self.basis if self.exact else None
+
+    def __repr__(self) -> str:  # the schedule is long: name it
+        from schedules.brief import brief_repr
+
+        return brief_repr("Certification", value=self.value, exact=self.exact, basis=self.basis,
+                          optimum=self.optimum, detail=self.detail,
+                          schedule=None if self.schedule is None else self.schedule.source)
 
 
 # --------------------------------------------------------------------------- certify
@@ -137,3 +147,15 @@ def certify(inst: Instance, seconds: float = 0, schedules: Iterable = (), table:
 __all__ = ["BASES", "CHECKED_RANGES", "CheckedRange", "Certification", "certificate", "certify",
            "checked_range", "optima_table", "reaches", "single_slot_checked", "table_key",
            "table_optimum", "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED"]
+
+
+class _CallableModule(_types.ModuleType):
+    """The package is named after its function: ``pipebounds.certify(inst, ...)`` is
+    :func:`certify` (so ``pb.certify(inst)`` answers "is the bound the optimum, and why")."""
+
+    def __call__(self, *args, **kwargs) -> Certification:
+        return certify(*args, **kwargs)
+
+
+_sys.modules[__name__].__class__ = _CallableModule
+__signature__ = _inspect.signature(certify)

@@ -51,3 +51,10 @@ class SolveResult:
     @property
     def optimal(self) -> bool:
         return self.status == "optimal"
+
+    def __repr__(self) -> str:
+        from schedules.brief import brief_repr
+
+        return brief_repr("SolveResult", status=self.status, makespan=self.makespan,
+                          lower_bound=self.lower_bound, engine=self.engine, nodes=self.nodes,
+                          seconds=self.seconds)

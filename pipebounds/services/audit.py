@@ -388,6 +388,11 @@ class Verdict:
     failures: int
     counterexample: Optional[dict] = field(default=None, compare=False)
 
+    def __repr__(self) -> str:
+        from schedules.brief import brief_repr
+
+        return brief_repr("Verdict", claim=self.claim.id, verdict=self.verdict,
+                          instances=self.instances, failures=self.failures)
 
 def _size(inst: Instance):
     return (inst.P, inst.m, inst.v, inst.f + inst.b, inst.f, inst.b_I or 0)

@@ -57,6 +57,11 @@ class Entry:
     def peak(self):
         return self.result.peak
 
+    def __repr__(self) -> str:
+        from schedules.brief import brief_repr
+
+        return brief_repr("Entry", family=self.family, status=self.status,
+                          makespan=self.makespan, order=self.order)
 
 @dataclass(frozen=True)
 class BestResult:
@@ -93,6 +98,15 @@ class BestResult:
                 "optimum_status": self.optimum_status, "gap": ex(self.gap),
                 "gap_to": self.gap_to, "skipped": dict(self.skipped)}
 
+    def __repr__(self) -> str:
+        from schedules.brief import brief_repr, instance_brief
+
+        top = self.best
+        return brief_repr("BestResult", instance=instance_brief(self.instance),
+                          best=None if top is None else top.family,
+                          makespan=None if top is None else top.makespan,
+                          lower_bound=self.lower_bound, optimum=self.optimum, gap=self.gap,
+                          families=len(self.ranking))
 
 def family_schedules(inst: Instance) -> tuple[dict[str, Schedule], dict[str, str]]:
     """The natural (unconstrained) schedule of every family that applies to ``inst``, and the

@@ -67,6 +67,13 @@ class Frontier:
         ``pipebounds sweep --task frontier``."""
         return {"instance": self.instance.to_dict(), **frontier_report(self)}
 
+    def __repr__(self) -> str:
+        from schedules.brief import brief_repr, instance_brief
+
+        return brief_repr("Frontier", instance=instance_brief(self.instance),
+                          K_star=self.K_star, K_star_exact=self.K_star_exact,
+                          optimum_unconstrained=self.optimum_unconstrained,
+                          curve_points=len(self.curve))
 
 def _certified(sched: Optional[Schedule], K: int, target: Fraction) -> Optional[Schedule]:
     if sched is None:
