@@ -38,11 +38,15 @@ def register(sub) -> None:
 
 def bound_report(inst, seconds: float = 0) -> dict:
     """The CLI.md JSON object of one instance's bound and its certification."""
-    from bounds.evaluate import TERM_IDS
-
     from ..certify import certify
 
-    cert = certify(inst, seconds=seconds, solver=seconds > 0)
+    return certification_report(certify(inst, seconds=seconds, solver=seconds > 0))
+
+
+def certification_report(cert) -> dict:
+    """The JSON object of a :class:`~pipebounds.certify.Certification`."""
+    from bounds.evaluate import TERM_IDS
+
     opt = cert.optimum
     return {"lower_bound": number(cert.value), "lower_bound_exact": exact_string(cert.value),
             "exact": cert.exact, "exact_basis": cert.exact_basis,
@@ -51,6 +55,44 @@ def bound_report(inst, seconds: float = 0) -> dict:
             "optimum_basis": cert.basis,
             "terms": [{"name": n, "id": TERM_IDS[n], "value": number(v),
                        "value_exact": exact_string(v)} for n, v in cert.terms]}
+
+
+def basis_text(basis: str, detail: str) -> str:
+    """Why an optimum is known, for people: the theorem, range, table or certificate named."""
+    return {"theorem": f"theorem {detail}" if detail else "a theorem's exact case",
+            "checked": f"inside the exhaustively checked range {detail}" if detail
+            else "inside an exhaustively checked range",
+            "table": "a proven row of pipebounds/data/optima.jsonl",
+            "certificate": f"the schedule {detail or 'given'} reaches the bound",
+            "solver": f"the exact solver ({detail}) proved it" if detail
+            else "the exact solver proved it"}.get(basis, basis)
+
+
+def bound_text(inst, cert, rep: dict, certify_seconds: float) -> list[str]:
+    """``bound``'s text: the bound, whether and why it is exact, its terms with the binding
+    one(s) marked, and what could settle an open case."""
+    K = "inf" if inst.K is None else inst.K
+    lines = [f"P={inst.P} m={inst.m} K={K} v={inst.v} f={exact_string(inst.f)} "
+             + (f"b_I={exact_string(inst.b_I)} b_W={exact_string(inst.b_W)}" if inst.split
+                else f"b={exact_string(inst.b)}")]
+    head = f"lower bound {rep['lower_bound_exact']}"
+    if rep["exact"]:
+        head += (f"  (exact: proven equal to the optimum; basis {rep['exact_basis']}: "
+                 f"{basis_text(cert.basis, cert.detail)})")
+    elif rep["optimum"] is not None:
+        head += (f"  (not the optimum: the optimum is {rep['optimum_exact']}, basis "
+                 f"{rep['optimum_basis']}: {basis_text(cert.basis, cert.detail)})")
+    elif certify_seconds > 0:
+        head += f"  (not proven exact: --certify {certify_seconds:g} did not settle it)"
+    else:
+        head += ("  (not proven exact here: no theorem, checked range or table row covers it; "
+                 "--certify S may settle it, searching S seconds for a schedule that reaches the "
+                 "bound, then the exact solver)")
+    lines.append(head)
+    for t in rep["terms"]:
+        mark = "  <- binding" if t["value_exact"] == rep["lower_bound_exact"] else ""
+        lines.append(f"  {t['id']:<4} {t['name']:<22} {t['value_exact']}{mark}")
+    return lines
 
 
 def run(args) -> int:
@@ -67,22 +109,15 @@ def run(args) -> int:
         print_json(batch_results(args, lambda inst: bound_report(inst, args.certify)))
         return 0
     inst = instance_from_args(args)
+    from ..certify import certify
+
     try:
-        rep = bound_report(inst, args.certify)
+        cert = certify(inst, seconds=args.certify, solver=args.certify > 0)
     except BoundLimitError as exc:
         raise CLIError(str(exc)) from None
+    rep = certification_report(cert)
     if args.json:
         print_json({"instance": inst.to_dict(), **rep})
         return 0
-    K = "inf" if inst.K is None else inst.K
-    print(f"P={inst.P} m={inst.m} K={K} v={inst.v} f={exact_string(inst.f)} "
-          + (f"b_I={exact_string(inst.b_I)} b_W={exact_string(inst.b_W)}" if inst.split
-             else f"b={exact_string(inst.b)}"))
-    print(f"lower bound {rep['lower_bound_exact']}"
-          + (f"  (exact: proven equal to the optimum; basis {rep['exact_basis']})"
-             if rep["exact"] else ""))
-    if rep["optimum"] is not None and not rep["exact"]:
-        print(f"optimum {rep['optimum_exact']} (basis {rep['optimum_basis']})")
-    for t in rep["terms"]:
-        print(f"  {t['id']:<4} {t['name']:<22} {t['value_exact']}")
+    print("\n".join(bound_text(inst, cert, rep, args.certify)))
     return 0

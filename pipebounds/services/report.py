@@ -48,6 +48,7 @@ class Row:
     optimum: Optional[Fraction]
     makespans: dict = field(default_factory=dict)  # family -> Fraction (None: not valid at K)
     basis: Optional[str] = None  # the evidence for optimum (pipebounds.certify.BASES)
+    detail: str = ""  # the theorem id, checked range, or the certificate schedule's source
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,8 @@ def setting_report(name: str, inst: Instance) -> SettingReport:
             if res.valid:
                 candidates.append((fitted, res))
         cert = certify(kinst, schedules=candidates)
-        rows.append(Row(K, cert.value, cert.exact, cert.optimum, spans, cert.basis))
+        rows.append(Row(K, cert.value, cert.exact, cert.optimum, spans, cert.basis,
+                        cert.detail))
     return SettingReport(name, inst, tuple(base), peaks, tuple(rows))
 
 
@@ -151,6 +153,10 @@ def format_text(reports: list[SettingReport]) -> str:
         lines.append("   " + "  ".join(h.rjust(w) for h, w in zip(head, widths)))
         for row in table:
             lines.append("   " + "  ".join(c.rjust(w) for c, w in zip(row, widths)))
+        certs = [f"K={'inf' if r.K is None else r.K}: {r.detail}" for r in rep.rows
+                 if r.basis == "certificate" and r.detail]
+        if certs:
+            lines.append("   certificates (a schedule reaching the bound): " + "; ".join(certs))
         lines.append("")
     lines.append("LB: lower bound (* proven equal to the optimum); OPT: the optimum where it is "
                  "known; basis: why (theorem, checked range, pipebounds/data/optima.jsonl table, certificate "
@@ -169,6 +175,7 @@ def to_json(reports: list[SettingReport]) -> list[dict]:
             "natural_peak_memory": rep.natural_peak,
             "rows": [{"K": r.K, **quantity("lower_bound", r.lower_bound), "exact": r.exact,
                       "exact_basis": r.basis if r.exact else None, "optimum_basis": r.basis,
+                      "basis_detail": r.detail or None,
                       **quantity("optimum", r.optimum),
                       "makespans": {f: number_or_none(v) for f, v in r.makespans.items()},
                       "makespans_exact": {f: exact_or_none(v) for f, v in r.makespans.items()}}
