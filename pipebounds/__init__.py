@@ -88,6 +88,10 @@ def __getattr__(name: str):
     return value
 
 
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | {"__version__", "certify"})
+
+
 DEFAULT_ENGINE = "portfolio"
 """The default engine of :func:`solve`, as of ``pipebounds solve``: the branch and bound and
 CP-SAT side by side in two processes, the first proof wins (``search`` runs in this process)."""
