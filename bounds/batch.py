@@ -355,8 +355,9 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
                          Term("critical_path", one > 0,
                               S * f + (S * bI + bW if split else S * b), one, no)]
     types = _op_types(r, S, gpu, k1, split)
+    mw2 = (v * m + P - 1) * B                      # MW2, also the base of MW8a
     if fused:
-        terms.append(Term("mw_fill_drain", one > 0, (v * m + P - 1) * B, one, no))
+        terms.append(Term("mw_fill_drain", one > 0, mw2, one, no))
         terms.append(Term("mw_last_stage", one > 0, (m + S - 1) * B, one, no))
         if vshape:
             terms.append(Term("mw_vshape_pair", one > 0,
@@ -405,8 +406,7 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
     if fused:
         forced = finite & (K < v)
         if forced.any():
-            terms.append(Term("mw_forced_remat", forced,
-                              (v * m + P - 1) * B + m * (v - Kc) * f, one, no))
+            terms.append(Term("mw_forced_remat", forced, mw2 + m * (v - Kc) * f, one, no))
         if vshape and k1:
             terms.append(Term("mw_vshape_forced_remat", one > 0,
                               S * B + 2 * (m - 1) * b + m * f, one, no))

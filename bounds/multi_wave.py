@@ -86,6 +86,7 @@ def fill_drain_expr() -> sp.Expr:
     backward of a stage ``>= P-1`` (tail ``>= (P-1) b``).
     """
     from .symbols import P, b, f, m, v
+
     return (v * m + P - 1) * (f + b)
 
 
@@ -96,6 +97,7 @@ def last_stage_expr() -> sp.Expr:
     the last of them (a backward) the chain of ``S-1`` backwards remains.
     """
     from .symbols import P, b, f, m, v
+
     return (m + v * P - 1) * (f + b)
 
 
@@ -109,6 +111,7 @@ def vshape_pair_expr() -> sp.Expr:
     chain of ``>= (P-1) b``.
     """
     from .symbols import P, b, f, m, sp, v
+
     return v * P * (f + b) + 2 * (m - 1) * sp.Max(f, b)
 
 
@@ -121,6 +124,7 @@ def looped_opt_expr() -> sp.Expr:
     27
     """
     from .symbols import sp
+
     return sp.Max(fill_drain_expr(), last_stage_expr())
 
 
@@ -135,6 +139,7 @@ def vshape_opt_expr() -> sp.Expr:
     26
     """
     from .symbols import sp
+
     return sp.Max(fill_drain_expr(), vshape_pair_expr())
 
 
@@ -142,6 +147,7 @@ def split_fill_drain_expr() -> sp.Expr:
     """Split analogue of MW2 (GPU ``P-1``, all its op types; a ``W`` has tail 0):
     ``(P - 1) f + v m (f + b_I + b_W)``."""
     from .symbols import P, b_I, b_W, f, m, v
+
     return (P - 1) * f + v * m * (f + b_I + b_W)
 
 
@@ -149,6 +155,7 @@ def split_last_stage_expr() -> sp.Expr:
     """Split analogue of MW3 (``F, I`` of stage ``S-1``):
     ``(v P - 1)(f + b_I) + m (f + b_I) + b_W``."""
     from .symbols import P, b_I, b_W, f, m, v
+
     return (v * P - 1) * (f + b_I) + m * (f + b_I) + b_W
 
 
@@ -190,8 +197,9 @@ def forced_remat_expr() -> sp.Expr:
     their heads (after a forward) and tails (before a backward of a stage ``>= P-1``) do not
     lower MW2's head ``(P-1) f`` and tail ``(P-1) b``.
     """
-    from .symbols import K, P, b, f, m, v
-    return (v * m + P - 1) * (f + b) + m * (v - K) * f
+    from .symbols import K, f, m, v
+
+    return fill_drain_expr() + m * (v - K) * f
 
 
 def vshape_forced_remat_expr() -> sp.Expr:
@@ -204,6 +212,7 @@ def vshape_forced_remat_expr() -> sp.Expr:
     ``B(., P)`` and end with a tail ``>= (P-1) b``: MW1 with the ``R`` ops added.
     """
     from .symbols import P, b, f, m, v
+
     return v * P * (f + b) + 2 * (m - 1) * b + m * f
 
 
@@ -430,6 +439,7 @@ def gpu_subset_expr(inst: Instance, p: int, subset: Iterable[tuple[str, int]]) -
     0
     """
     from .symbols import b, b_I, b_W, f, m, sp
+
     S = inst.S
     heads, tails, work = [], [], sp.Integer(0)
     for kind, s in subset:

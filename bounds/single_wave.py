@@ -72,6 +72,7 @@ def fill_drain_expr() -> sp.Expr:
     last op is a backward followed by the chain of ``P - 1`` backwards down to stage 0.
     """
     from .symbols import P, b, f, m
+
     return (m + P - 1) * (f + b)
 
 
@@ -133,6 +134,7 @@ def memory_time_gpu_expr() -> sp.Expr:
     whole round trip ``d B``, a recomputed one from ``R`` to ``B``, at least ``B``.
     """
     from .symbols import K, P, b, f, m, p, sp
+
     Bx = f + b
     d = P - p
     k = sp.Min(K, m)
@@ -191,6 +193,7 @@ def memory_time_value(inst: Instance) -> Fraction:
 def _chain_op_symbol(split: bool) -> sp.Expr:
     """The backward op that carries the chain down to stage 0: ``B`` (``b``) or ``I`` (``b_I``)."""
     from .symbols import b, b_I
+
     return b_I if split else b
 
 
@@ -227,6 +230,7 @@ def single_slot_gpu_expr(split: bool = False) -> sp.Expr:
     of one of the two breakpoints.
     """
     from .symbols import P, f, m, p, sp
+
     bc = _chain_op_symbol(split)
     d = P - p
     c = sp.floor((d - 1) * (f + bc) / f)
@@ -302,6 +306,7 @@ def split_drain_gpu_expr() -> sp.Expr:
     W(j, 0)`` of length ``p b_I + b_W``. (``K = oo`` reads ``min(K, m) = m``.)
     """
     from .symbols import K, b_I, b_W, f, m, p, sp
+
     return (p * f + m * (f + b_I + b_W)
             + sp.Max(0, p * b_I - (sp.Min(K, m) - 1) * b_W))
 
@@ -327,6 +332,7 @@ def split_first_input_expr() -> sp.Expr:
     input-gradient ops; after it starts GPU 0 still runs all ``m`` of its ``I`` and ``W`` ops.
     """
     from .symbols import P, b_I, b_W, f, m
+
     return P * f + (P - 1) * b_I + m * (b_I + b_W)
 
 
@@ -344,6 +350,7 @@ def split_memory_time_gpu_expr() -> sp.Expr:
     ``E = k(k-1)/2 (f + b_W)``, ``k = min(K, m)`` (releases are ``W`` ops). The window is
     ``[p f, T]`` (a ``W`` needs no drain)."""
     from .symbols import K, P, b_I, b_W, f, m, p, sp
+
     Bx = f + b_I + b_W
     d = P - p
     H = d * (f + b_I) + b_W
