@@ -97,11 +97,16 @@ def _ceil_div(a, b):
 
 # --------------------------------------------------------------------------- single wave
 def _per_gpu_max(P, term):
-    """``max_{0 <= q < P} term(q)`` elementwise (rows with ``P <= q`` ignored)."""
+    """``max_{0 <= q < P} term(q, i)`` elementwise, ``-2^60`` where ``P = 0`` (rows the term
+    does not apply to). ``term(q, i)`` is evaluated on the row indices ``i`` with ``P > q``
+    only (rows sorted by decreasing ``P`` make them a prefix), so a row costs ``P`` term
+    evaluations, not ``max P``."""
     best = np.full(P.shape, -_BIG, dtype=np.int64)
+    order = np.argsort(-P, kind="stable")
+    neg = -P[order]                                  # increasing
     for q in range(int(P.max()) if P.size else 0):
-        val = term(q)
-        np.maximum(best, np.where(P > q, val, -_BIG), out=best)
+        i = order[:int(np.searchsorted(neg, -q, side="left"))]  # rows with P > q
+        best[i] = np.maximum(best[i], term(q, i))
     return best
 
 
@@ -154,8 +159,8 @@ def _single_wave(r: Rows) -> list[Term]:
     t2 = fused & finite & (K < P)
     if t2.any():
         edge = k * (k - 1) // 2 * B
-        num = _per_gpu_max(np.where(t2, P, 0), lambda q: q * B * Kc + _memory_time_num(
-            m, Kc, f, B, (P - q) * B, B, edge))
+        num = _per_gpu_max(np.where(t2, P, 0), lambda q, i: q * B[i] * Kc[i] + _memory_time_num(
+            m[i], Kc[i], f[i], B[i], (P[i] - q) * B[i], B[i], edge[i]))
         terms.append(Term("memory_time", t2, num, Kc, one < 0))
     # split: S1, S2, S3 (K < m)
     keep = np.where(finite, np.minimum(Kc, m), m)
@@ -166,13 +171,14 @@ def _single_wave(r: Rows) -> list[Term]:
     s3 = split & finite & (K < m)
     if s3.any():
         edge = k * (k - 1) // 2 * (f + bW)
-        num = _per_gpu_max(np.where(s3, P, 0), lambda q: q * f * Kc + _memory_time_num(
-            m, Kc, f, B, (P - q) * (f + bI) + bW, B, edge))
+        num = _per_gpu_max(np.where(s3, P, 0), lambda q, i: q * f[i] * Kc[i] + _memory_time_num(
+            m[i], Kc[i], f[i], B[i], (P[i] - q) * (f[i] + bI[i]) + bW[i], B[i], edge[i]))
         terms.append(Term("split_memory_time", s3, num, Kc, one < 0))
     t3 = K == 1
     if t3.any():
-        val = _per_gpu_max(np.where(t3, P, 0), lambda q: q * (f + bc) + m * B + _min_waste(
-            m, np.maximum(P - q - 1, 0) * (f + bc), f, m))
+        fc = f + bc
+        val = _per_gpu_max(np.where(t3, P, 0), lambda q, i: q * fc[i] + m[i] * B[i] + _min_waste(
+            m[i], np.maximum(P[i] - q - 1, 0) * fc[i], f[i], m[i]))
         exact = t3 & ((P <= 2) | (split & ((m - 2) * f <= bI)))
         terms.append(Term("single_slot", t3, val, one, exact))
         t3d = t3 & fused
