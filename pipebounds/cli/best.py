@@ -12,12 +12,10 @@ and ``gap_to`` (``optimum`` or ``lower_bound``), ``skipped`` (family -> reason),
 
 from __future__ import annotations
 
-import json
-import os
 from fractions import Fraction
 
 from .common import (CLIError, add_instance_flags, exact_or_none, exact_string,
-                     instance_from_args, number_or_none, print_json, quantity)
+                     instance_from_args, memory_limit, number_or_none, print_json, quantity)
 
 
 def register(sub) -> None:
@@ -86,46 +84,11 @@ def best_text(inst, budget, r: dict) -> list[str]:
     return lines
 
 
-def _memory_arg(text: str):
-    from schedules.memory import MemoryModelError, memory_from_json
-
-    raw = text
-    if not text.lstrip().startswith("{"):
-        if not os.path.exists(text):
-            raise CLIError(f"--memory: {text!r} is neither a JSON object nor a file")
-        with open(text, encoding="utf-8") as fh:
-            raw = fh.read()
-    try:
-        return memory_from_json(json.loads(raw))
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"--memory: malformed JSON: {exc.msg}") from None
-    except MemoryModelError as exc:
-        raise CLIError(f"--memory: {exc}") from None
-
-
 def run(args) -> int:
-    from schedules.instance import InstanceError, to_fraction
     from schedules.remat import RematError
     from pipebounds.services.best import best
 
-    inst = instance_from_args(args)
-    budget = None
-    if args.memory is not None:
-        try:
-            inst = inst.with_(memory=_memory_arg(args.memory))
-        except InstanceError as exc:
-            raise CLIError(str(exc)) from None
-    if args.budget_bytes is not None:
-        if inst.K is not None:
-            raise CLIError("give either -K or --budget-bytes, not both")
-        if args.memory is None:
-            raise CLIError("--budget-bytes needs --memory (the bytes of each stage)")
-        try:
-            budget = to_fraction(args.budget_bytes, "--budget-bytes")
-        except InstanceError as exc:
-            raise CLIError(str(exc)) from None
-    elif inst.K is None:
-        raise CLIError("best needs a memory limit: -K N or --budget-bytes X")
+    inst, budget = memory_limit(args, instance_from_args(args), "best")
     try:
         res = best(inst, K=inst.K if budget is None else None, budget_bytes=budget,
                    backward=args.backward, time_limit=args.time_limit,

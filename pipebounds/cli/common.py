@@ -34,6 +34,46 @@ def add_instance_flags(parser: argparse.ArgumentParser, required: bool = True) -
     g.add_argument("--b-input", type=str, default=None, help="split backward: input-gradient time")
     g.add_argument("--b-weight", type=str, default=None, help="split backward: weight-gradient time")
     g.add_argument("-c", type=str, default="0", help="communication delay between GPUs (default 0)")
+    g.add_argument("--instance", metavar="FILE", default=None,
+                   help="an instance object (JSON, or - for standard input) instead of the "
+                        "flags: the flags' keys, f/b/b_input/b_weight may be per-stage lists, "
+                        "plus c and memory; -K given with it overrides its K")
+
+
+INSTANCE_DEFAULTS = {"P": None, "m": None, "v": "1", "placement": "looped", "f": "1", "b": None,
+                     "b_input": None, "b_weight": None, "c": "0"}
+"""The instance flags' defaults: with ``--instance`` every one of them must be left as it is."""
+
+
+def instance_from_object(obj: Any, where: str) -> Instance:
+    """An instance object (CLI.md third round: the flags' keys, per-stage lists for ``f``,
+    ``b``, ``b_input``, ``b_weight``, plus ``c`` and ``memory``) read through
+    :meth:`Instance.from_dict`, or CLIError naming the problem and ``where``."""
+    if not isinstance(obj, dict):
+        raise CLIError(f"{where}: an instance must be a JSON object, got "
+                       f"{type(obj).__name__ if obj is not None else 'null'}")
+    known = {"P", "m", "K", "v", "placement", "stage_to_rank", "f", "b", "b_input", "b_weight",
+             "b_I", "b_W", "c", "memory", "source", "note", "notes", "name", "model"}
+    unknown = sorted(str(k) for k in obj if k not in known)
+    if unknown:
+        raise CLIError(f"{where}: unknown instance key {unknown[0]!r} (keys: P, m, K, v, "
+                       f"placement, stage_to_rank, f, b, b_input, b_weight, c, memory)"[:300])
+    try:
+        return Instance.from_dict(obj)
+    except INPUT_ERRORS as exc:
+        raise CLIError(f"{where}: {exc}") from None
+
+
+def read_instance_file(path: str) -> Instance:
+    """The instance object in ``path`` (or standard input for ``-``)."""
+    where = "standard input" if path == "-" else path
+    try:
+        obj = parse_json(read_text(path), where)
+    except INPUT_ERRORS as exc:
+        raise CLIError(f"{where}: {exc}") from None
+    if isinstance(obj, dict) and "instance" in obj and "P" not in obj:
+        obj = obj["instance"]  # a result object that carries its instance
+    return instance_from_object(obj, where)
 
 
 def instance_from_args(args: argparse.Namespace) -> Instance:
@@ -42,8 +82,23 @@ def instance_from_args(args: argparse.Namespace) -> Instance:
     The flags' text goes to :class:`Instance` as it is, so the rules (and limits) of every
     number are the same as in documents and batch lines (schedules/instance.py).
     """
+    path = getattr(args, "instance", None)
+    if path is not None:
+        given = [k for k, d in INSTANCE_DEFAULTS.items() if getattr(args, k, d) != d]
+        if given:
+            flag = {"b_input": "--b-input", "b_weight": "--b-weight",
+                    "placement": "--placement"}.get(given[0], "-" + given[0])
+            raise CLIError(f"give either --instance or instance flags, not both ({flag})")
+        inst = read_instance_file(path)
+        if getattr(args, "K", "inf") != "inf":
+            try:
+                inst = inst.with_(K=args.K)
+            except InstanceError as exc:
+                raise CLIError(str(exc)) from None
+        return inst
     if args.P is None or args.m is None:
-        raise CLIError("an instance needs -P and -m (or --batch FILE where supported)")
+        raise CLIError("an instance needs -P and -m, or --instance FILE (or --batch FILE where "
+                       "supported)")
     if (args.b_input is None) != (args.b_weight is None):
         raise CLIError("split backward needs both --b-input and --b-weight")
     kwargs: dict[str, Any] = dict(P=args.P, m=args.m, K=args.K, v=args.v,
@@ -154,8 +209,8 @@ def batch_results(args: argparse.Namespace, report) -> list[dict]:
     an object with an ``error`` key and does not stop the others (an unexpected failure names its
     exception type, so a bug is not mistaken for bad input).
     """
-    if args.P is not None or args.m is not None:
-        raise CLIError("give either instance flags or --batch, not both")
+    if args.P is not None or args.m is not None or getattr(args, "instance", None) is not None:
+        raise CLIError("give either instance flags (or --instance) or --batch, not both")
     return [batch_result(raw, inst, err, report) for raw, inst, err in read_batch(args.batch)]
 
 
@@ -188,3 +243,51 @@ def jsonable(x: Any) -> Any:
 def print_json(obj: Any) -> None:
     json.dump(jsonable(obj), sys.stdout, indent=None)
     sys.stdout.write("\n")
+
+
+def memory_arg(text: str):
+    """The ``--memory`` argument: a ``memory`` object (CLI.md), inline JSON or a file."""
+    import os
+
+    from schedules.memory import MemoryModelError, memory_from_json
+
+    raw = text
+    if not text.lstrip().startswith("{"):
+        if not os.path.exists(text):
+            raise CLIError(f"--memory: {text!r} is neither a JSON object nor a file")
+        with open(text, encoding="utf-8") as fh:
+            raw = fh.read()
+    try:
+        return memory_from_json(json.loads(raw))
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"--memory: malformed JSON: {exc.msg}") from None
+    except MemoryModelError as exc:
+        raise CLIError(f"--memory: {exc}") from None
+
+
+def memory_limit(args: argparse.Namespace, inst: Instance, command: str):
+    """``(instance, budget_bytes)`` from ``-K`` or ``--budget-bytes X --memory JSON|FILE``
+    (an instance object's own ``memory`` serves when ``--memory`` is absent); CLIError when
+    neither limit is given or both are."""
+    budget = None
+    if args.memory is not None:
+        try:
+            inst = inst.with_(memory=memory_arg(args.memory))
+        except InstanceError as exc:
+            raise CLIError(str(exc)) from None
+    if args.budget_bytes is not None:
+        if inst.K is not None:
+            raise CLIError("give either -K or --budget-bytes, not both")
+        if inst.memory is None:
+            raise CLIError("--budget-bytes needs --memory (the bytes of each stage)")
+        from schedules.instance import to_fraction
+
+        try:
+            budget = to_fraction(args.budget_bytes, "--budget-bytes")
+        except InstanceError as exc:
+            raise CLIError(str(exc)) from None
+    elif inst.K is None and (inst.memory is None or inst.memory.budget is None):
+        raise CLIError(f"{command} needs a memory limit: -K N or --budget-bytes X")
+    elif inst.K is None:
+        budget = inst.memory.budget
+    return inst, budget

@@ -155,12 +155,9 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
                 nb[s] += 1
             else:
                 nw[s] += 1
-            if op.kind in ("B", "W"):
-                heapq.heappush(events, (end, 1, p))
-            else:
-                heapq.heappush(events, (end, 0, p))
-                if lag:
-                    heapq.heappush(events, (end + lag, 0, p))
+            heapq.heappush(events, (end, 1 if op.kind in ("B", "W") else 0, p))
+            if lag and op.kind != "W":  # a successor on another GPU is ready c later
+                heapq.heappush(events, (end + lag, 0, p))
         if not remaining:
             break
         if not events:

@@ -1,0 +1,119 @@
+"""``pipebounds synthesize <instance> [-K N | --budget-bytes X --memory JSON|FILE]
+[--time-limit S] [--objective makespan|span] [--backward] [--seed N] [--progress|--quiet]
+[--json]`` (CLI.md third round, docs/synthesis.md).
+
+A valid schedule under the memory limit, improved until the time limit
+(:func:`pipebounds.synthesis.synthesize`). JSON: ``schedule`` (an orders document),
+``makespan``/``makespan_exact``, ``value``/``value_exact`` (the objective's value: the makespan,
+or the largest per-GPU span), ``lower_bound``/``lower_bound_exact`` (proven, on the objective),
+``binding`` (the theorem ids of the bound's terms that reach it; ``solver`` when CP-SAT proved
+more), ``gap``/``gap_exact`` (value / bound, the certified gap), ``status`` (``optimal`` only when
+proven), ``source`` (the method that produced the schedule), ``methods`` (what ran, what was
+skipped and why), ``history`` (``[seconds, value]`` at each improvement), ``objective``,
+``seconds``, ``interrupted``, ``instance``.
+
+SIGINT and SIGTERM end the run with the best schedule so far (exit 130 or 143).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from .common import (CLIError, add_instance_flags, exact_string, instance_from_args,
+                     memory_limit, number, print_json)
+from .solve import EXIT_SIGNAL, _Interrupt, _time_limit
+
+DEFAULT_TIME_LIMIT = 60.0
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "synthesize", help="a schedule for any size, improved until the time limit, with its "
+                           "certified gap",
+        description="Synthesize a valid schedule under the memory limit: the best of the "
+                    "families (optimally rematerialized) and of list schedules with searched "
+                    "priority rules, improved by large neighbourhood search (CP-SAT on windows "
+                    "of the schedule) until the time limit; reports the gap to the proven lower "
+                    "bound. SIGINT (Ctrl-C) or SIGTERM ends with the best so far, exit status "
+                    "130 or 143.")
+    add_instance_flags(p)
+    p.add_argument("--budget-bytes", type=str, default=None, metavar="X",
+                   help="bytes per GPU (needs --memory, or memory in --instance); replaces -K")
+    p.add_argument("--memory", type=str, default=None, metavar="JSON|FILE",
+                   help="the memory model (CLI.md 'memory' object), inline JSON or a file")
+    p.add_argument("--time-limit", type=str, default=str(int(DEFAULT_TIME_LIMIT)), metavar="S",
+                   help=f"seconds (default {int(DEFAULT_TIME_LIMIT)})")
+    p.add_argument("--objective", choices=("makespan", "span"), default="makespan",
+                   help="makespan (default) or span (the largest per-GPU span)")
+    p.add_argument("--backward", action="store_true",
+                   help="the families may also recompute between I and W (split form)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the neighbourhood choice")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", action="store_true",
+                   help="print each improvement to stderr (default when it is a terminal)")
+    g.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def synthesis_report(res) -> dict:
+    """The JSON object of a :class:`~pipebounds.synthesis.SynthesisResult`."""
+    from schedules.io import document_from_schedule
+
+    gap = res.gap
+    return {
+        "status": res.status, "objective": res.objective,
+        "makespan": number(res.makespan), "makespan_exact": exact_string(res.makespan),
+        "value": number(res.value), "value_exact": exact_string(res.value),
+        "lower_bound": number(res.lower_bound),
+        "lower_bound_exact": exact_string(res.lower_bound),
+        "binding": list(res.binding),
+        "gap": None if gap is None else float(gap),
+        "gap_exact": None if gap is None else exact_string(gap),
+        "source": res.source, "methods": list(res.methods),
+        "history": [[t, number(v)] for t, v in res.history],
+        "seconds": round(res.seconds, 3), "interrupted": res.interrupted,
+        "instance": res.schedule.instance.to_dict(),
+        "schedule": document_from_schedule(res.schedule,
+                                           source=f"pipebounds synthesize ({res.source})"),
+    }
+
+
+def run(args) -> int:
+    from pipebounds.search import Progress
+    from pipebounds.synthesis import SynthesisError, synthesize
+
+    limit = _time_limit(args.time_limit)
+    if limit is None:
+        raise CLIError("--time-limit must be finite for synthesize (it stops only at the limit "
+                       "or at the bound)")
+    inst, budget = memory_limit(args, instance_from_args(args), "synthesize")
+    stop = _Interrupt()
+    saved = {s: signal.signal(s, stop.handler) for s in EXIT_SIGNAL}
+    try:
+        show = not args.quiet and (args.progress or sys.stderr.isatty())
+        channel = Progress(inst.unit, stop=stop, enabled=show)
+        try:
+            res = synthesize(inst, K=inst.K if budget is None else None, budget_bytes=budget,
+                             time_limit=limit, objective=args.objective, channel=channel,
+                             seed=args.seed, backward=args.backward)
+        except SynthesisError as exc:
+            raise CLIError(str(exc)) from None
+        r = synthesis_report(res)
+        if args.json:
+            print_json(r)
+        else:
+            print(f"P={inst.P} m={inst.m} v={inst.v} "
+                  + (f"K={inst.K}" if budget is None else f"budget {exact_string(budget)} bytes")
+                  + f": {r['status']}  {res.objective} {r['value_exact']}  lower bound "
+                  f"{r['lower_bound_exact']} ({', '.join(res.binding)})  gap {r['gap_exact']}"
+                  f"  source {res.source}  ({res.seconds:.1f} s)"
+                  + ("  [interrupted]" if res.interrupted else ""))
+            for p, seq in r["schedule"]["orders"].items():
+                print(f"  GPU {p}: " + " ".join(seq))
+        sys.stdout.flush()
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+    return EXIT_SIGNAL[stop.signum] if stop.signum is not None else 0

@@ -1,0 +1,166 @@
+"""Starting schedules of the synthesis (docs/synthesis.md): every one valid for the instance.
+
+* **families**: every family of :data:`schedules.generators.GENERATORS` that applies, optimally
+  rematerialized to the memory limit by :func:`pipebounds.services.best.best` (its order fixed,
+  every recompute choice optimized by CP-SAT within a short limit per family); where that finds
+  nothing in time, the family fitted by :func:`schedules.remat.fit_memory` (no polish: fast);
+* **list schedules**: :func:`schedules.generators.list_scheduler.list_schedule` under a memory
+  cap, with a searched priority rule: each rule of :data:`RULES`, with and without
+  ``hold_forward``, for every cap from ``K`` up (a cap above ``K`` leaves recomputes to
+  :func:`~schedules.remat.fit_memory`, which can beat holding fewer microbatches).
+
+Each candidate is re-timed by :func:`schedules.simulate.simulate` on the instance with the
+limit (``K`` or the byte budget) and kept only when valid.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Optional
+
+from schedules.instance import Instance
+from schedules.ops import Op
+from schedules.schedule import Schedule
+from schedules.simulate import simulate
+
+KIND = {"B": 0, "I": 0, "F": 1, "W": 2}
+
+
+def _oldest_backward(op: Op, gpu: int) -> tuple:
+    """1F1B-like: backward first, then forward, then ``W``; older microbatch first."""
+    return (KIND[op.kind], op.microbatch, -op.stage)
+
+
+def _deepest_first(op: Op, gpu: int) -> tuple:
+    """Interleaved-like: backward first, later stage (closer to the loss) first."""
+    return (KIND[op.kind], -op.stage, op.microbatch)
+
+
+def _forward_old(op: Op, gpu: int) -> tuple:
+    """Backward first; forwards of the oldest microbatch before newer ones, later stage first
+    among equals; ``W`` last (zero-bubble's deferral)."""
+    return (KIND[op.kind], op.microbatch + (0 if op.kind == "F" else -op.stage), -op.stage)
+
+
+def _chain_order(op: Op, gpu: int) -> tuple:
+    """By microbatch, then by position on the microbatch's chain (depth-first)."""
+    depth = op.stage if op.kind == "F" else 10 ** 6 - op.stage
+    return (op.microbatch, depth, KIND[op.kind])
+
+
+RULES: dict[str, Callable[[Op, int], tuple]] = {
+    "oldest-backward": _oldest_backward,
+    "deepest-first": _deepest_first,
+    "forward-old": _forward_old,
+    "chain": _chain_order,
+}
+"""Priority rules for the list scheduler (smallest key first among the ready ops)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A valid schedule, its makespan and the method that produced it."""
+
+    source: str
+    schedule: Schedule
+    makespan: Fraction
+
+
+def check(inst: Instance, sched: Schedule) -> Optional[Fraction]:
+    """The makespan of ``sched`` on ``inst`` (its limit enforced), None when invalid."""
+    try:
+        res = simulate(sched.with_instance(inst))
+    except ValueError:
+        return None
+    return res.makespan if res.valid else None
+
+
+def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
+                      per_family: float, deadline: float, families=None,
+                      stop=lambda: False) -> tuple[list[Candidate], list[str], object]:
+    """Every family optimally rematerialized (:func:`pipebounds.services.best.best`, one
+    family at a time until ``deadline``); where that gives nothing, fitted by fit_memory.
+    Returns ``(candidates, notes, entries)`` (the families' ranking entries of ``best``)."""
+    from pipebounds.services.best import best, family_schedules
+    from schedules.remat import RematError, fit_memory
+
+    notes: list[str] = []
+    if families is None:
+        families, _ = family_schedules(inst)
+    out: list[Candidate] = []
+    if K is not None:  # fast fallback first: every family fitted by fit_memory
+        for name, sched in families.items():
+            if time.monotonic() > deadline or stop():
+                break
+            try:
+                fitted = fit_memory(sched, K, polish=False)
+            except (RematError, ValueError):
+                continue
+            ms = check(inst, fitted)
+            if ms is not None:
+                out.append(Candidate(f"{name}+fit_memory", fitted, ms))
+    ranked = []
+    for name, sched in families.items():
+        if stop():
+            break
+        if time.monotonic() >= deadline:
+            notes.append(f"families after {name!r} not rematerialized: start phase time over")
+            break
+        try:
+            one = best(inst, K=K, budget_bytes=budget, backward=backward,
+                       time_limit=max(0.1, min(per_family, deadline - time.monotonic())),
+                       solve_time_limit=None, families={name: sched})
+        except (RematError, ValueError) as exc:
+            notes.append(f"{name}: {exc}")
+            continue
+        ranked.extend(one.ranking)
+        for e in one.ranking:
+            if e.result.schedule is not None:
+                ms = check(inst, e.result.schedule)
+                if ms is not None:
+                    out.append(Candidate(f"{e.family}+optimal_remat", e.result.schedule, ms))
+    res = tuple(ranked)
+    return out, notes, res
+
+
+def list_candidates(inst: Instance, K: Optional[int], deadline: float,
+                    byte_caps: Optional[list[int]] = None,
+                    stop=lambda: False) -> list[Candidate]:
+    """List schedules for every rule of :data:`RULES`, ``hold_forward`` off and on, and caps
+    ``K .. K + 2v`` (count model) or ``byte_caps`` (a bytes budget: caps that fit it)."""
+    from schedules.remat import RematError, fit_memory
+    from schedules.generators.common import GeneratorError
+    from schedules.generators.list_scheduler import list_schedule
+
+    v = inst.v
+    if byte_caps is not None:
+        caps = byte_caps
+    elif K is None:
+        caps = [None]
+    else:
+        caps = sorted({max(K, v) + d for d in (0, v, 2 * v)})
+    out: list[Candidate] = []
+    for cap in caps:
+        for name, key in RULES.items():
+            for hold in (False, True):
+                if time.monotonic() > deadline or stop():
+                    return out
+                try:
+                    sched = list_schedule(inst.with_(K=None, memory=None),
+                                          cap=None if cap is None else [cap] * inst.P,
+                                          split=inst.split, key=key, hold_forward=hold,
+                                          source=f"list[{name}{',hold' if hold else ''},"
+                                                 f"cap={cap}]")
+                except GeneratorError:
+                    continue
+                if K is not None and cap is not None and cap > K:
+                    try:
+                        sched = fit_memory(sched, K, polish=False)
+                    except RematError:
+                        continue
+                ms = check(inst, sched)
+                if ms is not None:
+                    out.append(Candidate(sched.source, sched, ms))
+    return out

@@ -1,0 +1,361 @@
+"""``synthesize(inst, K | budget_bytes, time_limit)``: an anytime schedule with a certified gap
+(docs/synthesis.md).
+
+1. **Start.** List schedules with searched priority rules and caps, and every family
+   optimally rematerialized (``best``'s machinery), all validated; the best is the incumbent,
+   so the result is never worse than the best family's.
+2. **Exact phase** (small instances: at most :data:`EXACT_OPS` ops): the full CP-SAT model
+   hinted with the incumbent, for half the remaining time; it may prove the optimum.
+3. **Large neighbourhood search** (:mod:`pipebounds.synthesis.neighbourhood`): CP-SAT
+   re-optimizes a time window of all GPUs, or a wider window of a few GPUs, of the incumbent,
+   warm-started from it; a strictly better simulated schedule becomes the incumbent. Windows
+   are drawn at random (``seed``) with weights: the idle time inside the window, scaled up near
+   the start and the end when the binding term of the bound is a fill/drain or chain term
+   (the bubbles it counts are there) and in the middle when it is a memory term (the steady
+   state is where memory limits the microbatches in flight). A window explored to optimality
+   without improvement is not drawn again until the incumbent changes; when every window has
+   failed, windows grow.
+4. **Stop** at the time limit, when the objective meets the lower bound (then ``optimal``), or
+   when the channel says so (a signal): the best schedule so far is returned.
+
+Every returned schedule is simulated on the instance with its limit and must be valid.
+Features a method does not model are skipped by that method only (``methods`` says so): the
+exact phase and the neighbourhoods need a schedule without backward recomputes.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+from fractions import Fraction
+from typing import Optional
+
+from schedules.instance import Instance
+from schedules.simulate import simulate
+from pipebounds.search.channel import SILENT, Channel
+from .neighbourhood import Base, Window
+from .result import SynthesisResult
+from .start import Candidate, check, family_candidates, list_candidates
+
+OBJECTIVES = ("makespan", "span")
+EXACT_OPS = 400
+"""Instances with at most this many ops get the exact phase (the full CP-SAT model)."""
+FREE_OPS = 50
+"""Free ops in a first neighbourhood (windows grow when every window has failed)."""
+
+
+class SynthesisError(ValueError):
+    """Bad arguments to :func:`synthesize` (the message names the problem)."""
+
+
+def _limited(inst: Instance, K, budget_bytes) -> Instance:
+    """``inst`` with the memory limit to synthesize for (``K`` or the byte budget)."""
+    if K is not None and budget_bytes is not None:
+        raise SynthesisError("give either K or budget_bytes, not both")
+    if budget_bytes is not None:
+        if inst.memory is None:
+            raise SynthesisError("a byte budget needs a memory model (--memory)")
+        from schedules.instance import to_fraction
+
+        return inst.with_(K=None, memory=replace(inst.memory,
+                                                  budget=to_fraction(budget_bytes, "budget")))
+    if K is not None:
+        return inst.with_(K=K)
+    if inst.K is None and (inst.memory is None or inst.memory.budget is None):
+        return inst  # unconstrained
+    return inst
+
+
+def _has_backward_recompute(sched) -> bool:
+    for seq in sched.orders:
+        seen = set()
+        for op in seq:
+            if op.kind in "BI":
+                seen.add((op.stage, op.microbatch))
+            elif op.kind == "R" and (op.stage, op.microbatch) in seen:
+                return True
+    return False
+
+
+def _work_bound(inst: Instance) -> Fraction:
+    """The largest per-GPU work ``m * sum_{s on p} (f_s + b_s)``: no GPU's span is shorter."""
+    f, b = inst.durations_of("F"), inst.durations_of("B")
+    return max(inst.m * sum(f[s] + b[s] for s in inst.stages_of(p)) for p in range(inst.P))
+
+
+def _lower_bound(inst: Instance, objective: str) -> tuple[Fraction, tuple[str, ...], tuple]:
+    """``(bound, binding theorem ids, binding term names)`` for the objective."""
+    if objective == "span":
+        return _work_bound(inst), ("T0",), ("work",)
+    from bounds import lower_bound
+
+    try:
+        lb = lower_bound(inst)
+    except (ValueError, ArithmeticError, NotImplementedError):
+        return _work_bound(inst), ("T0",), ("work",)
+    ids = lb.term_ids()
+    bind = [(i, n) for i, (n, x) in zip(ids, lb.terms) if x == lb.value]
+    return Fraction(lb.value), tuple(dict.fromkeys(i for i, _ in bind)), tuple(n for _, n in bind)
+
+
+def _region(names: tuple) -> str:
+    """Where the binding terms say the lost time is: ``ends``, ``middle`` or ``anywhere``."""
+    text = " ".join(names)
+    if any(w in text for w in ("drain", "fill", "chain", "critical", "first")):
+        return "ends"
+    if "memory" in text or "slot" in text:
+        return "middle"
+    return "anywhere"
+
+
+def _value(inst: Instance, sched, objective: str) -> Fraction:
+    if objective == "span":
+        from schedules.remat_optimal import min_span
+
+        return min_span(sched.with_instance(inst))
+    res = simulate(sched.with_instance(inst))
+    return res.makespan
+
+
+def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
+               time_limit: float = 60.0, objective: str = "makespan",
+               channel: Channel = SILENT, seed: int = 0, backward: bool = False,
+               families=None, per_family: Optional[float] = None) -> SynthesisResult:
+    """A valid schedule of ``inst`` under ``K`` (default ``inst.K``) or ``budget_bytes`` (with
+    ``inst.memory``), improved until ``time_limit`` seconds (module docstring).
+
+    ``objective``: ``makespan`` (MODEL.md's ``T``) or ``span`` (the largest per-GPU span, the
+    zero-bubble paper's cost). ``channel`` (:class:`pipebounds.search.channel.Channel`) gets each
+    improvement (units ``1/inst.unit``) and may stop the run (its best is returned). ``seed``
+    drives the choice of windows. ``backward``: the families may also recompute between ``I`` and
+    ``W`` (split form). ``families``: precomputed natural family schedules;
+    ``per_family``: CP-SAT seconds per family for the optimal remat (default: a share of the
+    limit).
+    """
+    t0 = time.monotonic()
+    if objective not in OBJECTIVES:
+        raise SynthesisError(f"objective must be one of {', '.join(OBJECTIVES)}, got "
+                             f"{objective!r}")
+    if not time_limit > 0:
+        raise SynthesisError(f"time_limit must be positive, got {time_limit!r}")
+    if backward and not inst.split:
+        raise SynthesisError("backward recomputation needs the split form (b_I and b_W)")
+    work = _limited(inst, K, budget_bytes)
+    deadline = t0 + time_limit
+    K_eff = work.K
+    in_bytes = work.memory is not None and work.memory.budget is not None
+    lb, binding, names = _lower_bound(work, objective)
+    channel.bound("theory", int(lb * work.unit) if objective == "makespan" else 0)
+    methods: list[str] = []
+    history: list[tuple[float, Fraction]] = []
+    state = {"best": None}
+
+    def offer(c: Candidate, value: Fraction, secondary: Optional[int] = None) -> bool:
+        """Keep ``c`` when ``(value, secondary)`` is lexicographically smaller than the
+        incumbent's (``secondary``: the sum of ASAP starts, for neighbourhoods that pull
+        work earlier without shortening the objective yet)."""
+        cur = state["best"]
+        if secondary is None:
+            secondary = _start_sum(work, c.schedule)
+        if cur is not None and (value, secondary) >= (cur[1], state["secondary"]):
+            return False
+        state["best"], state["secondary"] = (c, value), secondary
+        if cur is None or value < cur[1]:
+            history.append((round(time.monotonic() - t0, 3), value))
+            channel.incumbent("synthesize", int(value * work.unit),
+                              [list(seq) for seq in c.schedule.orders])
+        return True
+
+    def done() -> bool:
+        return channel.stop() or time.monotonic() >= deadline or (
+            state["best"] is not None and state["best"][1] <= lb)
+
+    # 1. starting schedules ------------------------------------------------------------------
+    byte_caps = _byte_caps(work) if in_bytes else None
+    cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop)
+    methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
+    for c in sorted(cands, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
+        offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule, objective))
+    if not done():
+        if families is None:
+            from pipebounds.services.best import family_schedules
+
+            families, _ = family_schedules(work)
+        n = max(1, len(families))
+        share = per_family if per_family is not None else max(0.3, min(5.0, 0.3 * time_limit / n))
+        fam, notes, _ = family_candidates(work, None if in_bytes else K_eff,
+                                          work.memory.budget if in_bytes else None, backward,
+                                          share, t0 + 0.4 * time_limit, families,
+                                          channel.stop)
+        methods.append(f"families with optimal remat ({share:.2f} s each): {len(fam)} valid")
+        methods.extend(notes)
+        for c in sorted(fam, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
+            offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
+                                                                       objective))
+        cands += fam
+    if state["best"] is None:
+        raise SynthesisError("no starting schedule fits the memory limit (every list rule and "
+                             "family failed)")
+    # the neighbourhoods need an incumbent without backward recomputes
+    exact_lb = Fraction(0)
+    lns_ok = not _has_backward_recompute(state["best"][0].schedule)
+    if not lns_ok:
+        methods.append("exact phase and neighbourhoods skipped: the incumbent recomputes "
+                       "between I and W, which the CP-SAT model does not represent")
+    # 2. exact phase -------------------------------------------------------------------------
+    n_ops = sum(len(seq) for seq in state["best"][0].schedule.orders)
+    if lns_ok and objective == "makespan" and n_ops <= EXACT_OPS and not done():
+        from pipebounds.search.cpsat import solve_cpsat
+
+        cur = state["best"][0]
+        left = deadline - time.monotonic()
+        res = solve_cpsat(work, time_limit=max(0.1, 0.5 * left), hint=cur.schedule,
+                          channel=_StopOnly(channel), catch_sigint=False, lb_theory=lb)
+        methods.append(f"exact phase (full CP-SAT, {0.5 * left:.1f} s): {res.status}")
+        if res.schedule is not None:
+            ms = check(work, res.schedule)
+            if ms is not None:
+                offer(Candidate("cpsat", res.schedule, ms), ms)
+        exact_lb = res.lower_bound
+        if res.status == "optimal" and state["best"][1] == res.makespan:
+            lb = max(lb, res.lower_bound)
+            binding = binding + ("solver",)
+    elif objective == "makespan" and lns_ok:
+        methods.append(f"exact phase skipped: {n_ops} ops > {EXACT_OPS}")
+    if exact_lb > lb and state["best"][1] >= exact_lb:
+        lb, binding = exact_lb, binding + ("solver",)
+    # 3. large neighbourhood search ----------------------------------------------------------
+    improved = 0
+    if lns_ok and not done():
+        improved = _lns(work, state, offer, done, deadline, lb, objective, _region(names),
+                        seed, methods, time_limit, channel)
+    cand, value = state["best"]
+    final = simulate(cand.schedule.with_instance(work))
+    assert final.valid, f"synthesized schedule invalid: {final.errors[:3]}"
+    if objective == "makespan":
+        assert final.makespan == value
+    source = cand.source + (f"+lns({improved})" if improved else "")
+    status = "optimal" if value == lb else "feasible"
+    sched = cand.schedule.with_instance(work)
+    return SynthesisResult(sched, final.makespan, lb, binding, status, source,
+                           time.monotonic() - t0, objective, value, tuple(methods),
+                           tuple(history), bool(channel.stop()),
+                           {"candidates": len(cands), "improving_neighbourhoods": improved})
+
+
+def _start_sum(inst: Instance, sched) -> int:
+    """The sum of the ASAP start times (units) of the ops other than ``R``."""
+    res = simulate(sched.with_instance(inst))
+    return sum(int(a * res.unit) for op, (a, _) in res.op_times().items() if op.kind != "R")
+
+
+class _StopOnly(Channel):
+    """Passes only the caller's stop request (the exact phase reports through the driver)."""
+
+    def __init__(self, outer: Channel):
+        self.outer = outer
+
+    def stop(self) -> bool:
+        return self.outer.stop()
+
+
+def _byte_caps(inst: Instance) -> list[int]:
+    """Activation caps for the list scheduler that fit a byte budget when every stored
+    activation costs the most any stage's does (validated afterwards in any case)."""
+    mem = inst.memory
+    most = max(mem.stored(s) for s in range(inst.S)) or Fraction(1)
+    trans = max(mem.transient_of(k) for k in "FBIWR")
+    room = min(mem.budget - mem.static_of(p) - trans for p in range(inst.P))
+    top = int(room // most) if room > 0 else 0
+    caps = [c for c in range(top, inst.v - 1, -1)][:4]
+    return caps if caps else []
+
+
+def _lns(work, state, offer, done, deadline, lb, objective, region, seed, methods,
+         time_limit, channel) -> int:
+    """The neighbourhood loop; returns how many neighbourhoods improved the incumbent."""
+    rng = random.Random(seed)
+    improved = tried = 0
+    size = FREE_OPS
+    base = None
+    failed: set = set()
+    per = max(0.5, min(2.0, time_limit / 30))
+    while not done():
+        cand, value = state["best"]
+        if base is None:
+            try:
+                base = Base(work, cand.schedule, simulate(cand.schedule.with_instance(work))
+                            .makespan, lb if objective == "makespan" else Fraction(0),
+                            objective)
+            except AssertionError:
+                methods.append("neighbourhoods stopped: the model rejected the incumbent")
+                break
+            failed.clear()
+        windows = _windows(base, size, region, work.P)
+        open_ = [(w, wt) for w, wt in windows if w not in failed]
+        if not open_:
+            if size >= base.result.schedule.num_ops:
+                break  # every window, at full size, explored
+            size = int(size * 1.5) + 1
+            failed.clear()
+            continue
+        ws, wts = zip(*open_)
+        win = rng.choices(ws, weights=wts)[0]
+        left = deadline - time.monotonic()
+        if left <= 0.05:
+            break
+        tried += 1
+        t_sub = time.monotonic()
+        out = base.solve(win, min(left, per), channel.stop, rng.randrange(1 << 30))
+        spent = time.monotonic() - t_sub
+        if out is not None:
+            ms = check(work, out)
+            if ms is not None:
+                val = ms if objective == "makespan" else _value(work, out, objective)
+                src = state["best"][0].source
+                before = state["best"][1]
+                if offer(Candidate(src, out, ms), val):
+                    improved += val < before
+                    base = None
+                    continue
+        failed.add(win)
+        if spent >= per * 0.9 and size > 30:
+            size = max(30, int(size * 0.8))  # too large to finish: shrink
+    methods.append(f"large neighbourhood search: {tried} neighbourhoods, {improved} improving "
+                   f"(first windows of {FREE_OPS} free ops, {per:.1f} s each; windows "
+                   f"weighted to the {region} by the binding term)")
+    return improved
+
+
+def _windows(base: Base, size: int, region: str, P: int) -> list[tuple[Window, float]]:
+    """Candidate windows of about ``size`` free ops and their weights (module docstring)."""
+    res = base.result
+    unit = base.built.mdl.unit
+    T = int(res.makespan * unit)
+    n = res.schedule.num_ops
+    width = max(1, T * size // max(1, n))
+    step = max(1, width // 2)
+    busy: list[list[tuple[int, int]]] = [[] for _ in range(P)]
+    for op, (a, b) in base.times.items():
+        busy[base.built.mdl.gpu[op.stage]].append((a, b))
+    out = []
+    starts = list(range(0, max(1, T - step), step))
+    for k, t0 in enumerate(starts):
+        t1 = t0 + width
+        idle = [t1 - t0 - sum(max(0, min(b, t1) - max(a, t0)) for a, b in busy[p])
+                for p in range(P)]
+        pos = (t0 + width / 2) / T
+        bias = 1.0
+        if region == "ends" and (pos < 0.25 or pos > 0.75):
+            bias = 3.0
+        elif region == "middle" and 0.2 < pos < 0.8:
+            bias = 3.0
+        out.append((Window(t0, t1), bias * (1 + sum(idle))))
+        if P >= 3:  # a few GPUs, a wider window
+            g = max(2, P // 3)
+            for p0 in range(0, P - g + 1, max(1, g // 2)):
+                gp = tuple(range(p0, p0 + g))
+                w2 = Window(t0, min(T + 1, t0 + 2 * width), gp)
+                out.append((w2, 0.5 * bias * (1 + sum(idle[p] for p in gp))))
+    return out
