@@ -292,12 +292,32 @@ def document_from_schedule(schedule: Schedule, **extra) -> dict:
     return doc
 
 
+def unwrap_document(obj: Any) -> Any:
+    """The orders document ``obj`` wraps under ``schedule`` (what ``solve``, ``remat``,
+    ``synthesize`` and ``best --json`` print, CLI.md), or ``obj`` itself when it is not such a
+    wrapper (an object with ``orders`` is a document, whatever else it holds).
+
+    >>> unwrap_document({"status": "optimal", "schedule": {"P": 1, "m": 1, "orders": {}}})
+    {'P': 1, 'm': 1, 'orders': {}}
+    """
+    if type(obj) is not dict or "orders" in obj or "schedule" not in obj:
+        return obj
+    inner = obj["schedule"]
+    if type(inner) is not dict:
+        raise DocumentError(f"'schedule' holds no orders document (got "
+                            f"{'null' if inner is None else type(inner).__name__}): nothing "
+                            f"to read")
+    return inner
+
+
 def load_documents(text: str) -> tuple[list[dict], bool]:
-    """Parse JSON text holding one document or a list of them; returns (documents, was_list)."""
+    """Parse JSON text holding one document or a list of them; returns (documents, was_list).
+    An object wrapping a document under ``schedule`` stands for that document
+    (:func:`unwrap_document`)."""
     data = parse_json(text)
     if isinstance(data, list):
-        return data, True
-    return [data], False
+        return [unwrap_document(d) for d in data], True
+    return [unwrap_document(data)], False
 
 
 def read_schedule(path: str) -> Schedule:

@@ -90,3 +90,28 @@ def test_simulate_reports_a_deadlocking_send_receive_order(tmp_path, capsys):
         if status:
             assert any(e.startswith("comm_deadlock: ") and "GPU 0 is blocked at 0RECV_B0" in e
                        for e in out["errors"])
+
+
+def test_torch_csv_renumbers_out_of_order_last_stage_and_says_so(tmp_path, capsys):
+    from schedules import Schedule
+
+    sched = Schedule.from_strings(Instance(P=2, m=4), {
+        0: ["0F0", "0F1", "0F2", "0F3", "0B0", "0B2", "0B1", "0B3"],
+        1: ["1F0", "1B0", "1F2", "1B2", "1F1", "1B1", "1F3", "1B3"]})
+    out = tmp_path / "s.csv"
+    assert main(["export", write(tmp_path, sched), "--format", "torch-csv", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "renumbered" in err and "1->2, 2->1" in err and err.count("\n") == 1
+    rows = [row.split(",") for row in out.read_text().splitlines()]
+    assert [a for a in rows[1] if "F" in a] == ["1F0", "1F1", "1F2", "1F3"]
+    assert rows[0] == ["0F0", "0F2", "0F1", "0F3", "0B0", "0B1", "0B2", "0B3"]
+    back = from_torch_csv(out.read_text())
+    assert simulate(back).makespan == simulate(sched).makespan
+    assert simulate(back).peak_memory == simulate(sched).peak_memory
+
+
+def test_torch_csv_refusal_of_recompute_points_to_execute(tmp_path, capsys):
+    fitted = fit_memory(generate("1f1b", Instance(P=2, m=3)), 1)
+    assert main(["export", write(tmp_path, fitted), "--format", "torch-csv",
+                 "-o", str(tmp_path / "r.csv")]) == 2
+    assert "pipebounds execute" in capsys.readouterr().err

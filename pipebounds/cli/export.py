@@ -4,9 +4,12 @@ another tool's format (CLI.md, docs/interop.md).
 ``chrome-trace``: Trace Event JSON for Perfetto / chrome://tracing, one track per GPU, one event
 per op, ``ts``/``dur`` in µs (``--us-per-unit``, default 1 µs per model time unit), memory
 counters (pipebounds/viz/chrome_trace.py). ``torch-csv``: the ``compute_only`` CSV that torch
-2.13's ``_PipelineScheduleRuntime._load_csv`` reads (one row per rank); a schedule with ``R`` ops
-is refused (exit 2): torch has no recompute action. An invalid document is still exported
-(chrome-trace needs a timing) and the command then exits 1, naming the first violation.
+2.13's ``_PipelineScheduleRuntime._load_csv`` reads (one row per rank), microbatches renumbered
+(stated on standard error) when the last stage's forwards are not in the order 0..m-1: torch
+keeps losses in forward order and reads them by microbatch number. A schedule with ``R`` ops is
+refused (exit 2): torch has no recompute action (``pipebounds execute`` runs them). An invalid
+document is still exported (chrome-trace needs a timing) and the command then exits 1, naming the
+first violation.
 """
 
 from __future__ import annotations
@@ -57,12 +60,18 @@ def run(args) -> int:
         valid = trace["otherData"]["valid"]
         errors = trace["otherData"]["errors"]
     else:
-        from schedules.interop.torch import InteropError, to_torch_csv
+        from schedules.interop.torch import InteropError, for_torch_runtime, to_torch_csv
 
         try:
-            text = to_torch_csv(schedule)
+            torch_schedule, renumbered = for_torch_runtime(schedule)
         except InteropError as exc:
             raise CLIError(str(exc)) from None
+        text = to_torch_csv(torch_schedule, renumber=False)
+        if renumbered:
+            moves = ", ".join(f"{j}->{k}" for j, k in enumerate(renumbered) if j != k)
+            print(f"note: microbatches renumbered so that the last stage's forwards run "
+                  f"0..m-1, as torch's runtime needs (it keeps losses in forward order): "
+                  f"{moves}", file=sys.stderr)
         res = simulate(schedule)
         valid, errors = res.valid, res.errors
     if args.output == "-":

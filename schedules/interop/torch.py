@@ -271,29 +271,87 @@ NO_RECOMPUTE = ("torch.distributed.pipelining has no recompute action: its actio
                 "B, I, W, the send/receive and sharding actions and OVERLAP_F_B, and its runtime "
                 "keeps every forward's activations until the backward (recomputation there is "
                 "activation checkpointing inside a stage's module, invisible to the schedule), "
-                "so a schedule with R ops cannot be expressed")
+                "so a schedule with R ops cannot be expressed; run it with `pipebounds execute` "
+                "or pipebounds.torch.run_schedule, which execute R ops where the order puts them")
 
 
-def to_pipeline_order(schedule: Schedule) -> dict[int, list[str]]:
-    """``rank -> action strings`` that torch's runtime loads (``compute_only``): the schedule's
-    ops in order. Raises :class:`InteropError` when the schedule has ``R`` ops
-    (:data:`NO_RECOMPUTE`)."""
+def torch_microbatch_numbers(schedule: Schedule) -> tuple[int, ...]:
+    """``new[j]``: the number torch's runtime must give microbatch ``j`` of ``schedule``, its
+    rank among the forwards of the last stage in that stage's order.
+
+    torch 2.13's runtime appends each microbatch's loss to a list when the last stage runs its
+    forward and reads it back by microbatch number at the backward, so the last stage's forwards
+    must run in the order ``0..m-1``. Microbatches are identical in the model (MODEL.md), so
+    renaming them changes neither timing nor memory: the renamed schedule is the same schedule.
+
+    >>> from schedules import Instance
+    >>> sched = Schedule.from_strings(Instance(P=1, m=2), {0: ["0F1", "0B1", "0F0", "0B0"]})
+    >>> torch_microbatch_numbers(sched)
+    (1, 0)
+    """
+    inst = schedule.instance
+    last = inst.S - 1
+    seen = [op.microbatch for op in schedule.orders[inst.gpu(last)]
+            if op.kind == "F" and op.stage == last]
+    if sorted(seen) != list(range(inst.m)):
+        raise InteropError(f"the last stage's forwards are {seen[:8]}, not each microbatch "
+                           f"0..{inst.m - 1} once: the schedule is not valid")
+    new = [0] * inst.m
+    for rank, j in enumerate(seen):
+        new[j] = rank
+    return tuple(new)
+
+
+def renumber_microbatches(schedule: Schedule, new) -> Schedule:
+    """``schedule`` with microbatch ``j`` renamed ``new[j]`` in every op (a permutation of
+    ``0..m-1``); the send/receive order, if any, is dropped."""
+    if sorted(new) != list(range(schedule.instance.m)):
+        raise InteropError(f"{list(new)[:8]} is not a permutation of 0..{schedule.instance.m - 1}")
+    orders = tuple(tuple(Op(op.stage, op.kind, new[op.microbatch]) for op in seq)
+                   for seq in schedule.orders)
+    return Schedule(schedule.instance, orders, schedule.source)
+
+
+def for_torch_runtime(schedule: Schedule) -> tuple[Schedule, Optional[tuple[int, ...]]]:
+    """The schedule renumbered so that torch's runtime executes it correctly
+    (:func:`torch_microbatch_numbers`) and the renumbering (None when none was needed).
+    Raises :class:`InteropError` when the schedule has ``R`` ops (:data:`NO_RECOMPUTE`)."""
     recomputed = [str(op) for _, op in schedule.ops() if op.kind == "R"]
     if recomputed:
         raise InteropError(f"{NO_RECOMPUTE} (this one recomputes {len(recomputed)} forwards, "
                            f"e.g. {recomputed[0]})")
+    try:
+        new = torch_microbatch_numbers(schedule)
+    except InteropError:  # an invalid schedule: written as it is (the validator names why)
+        return schedule, None
+    if new == tuple(range(schedule.instance.m)):
+        return schedule, None
+    return renumber_microbatches(schedule, new), new
+
+
+def to_pipeline_order(schedule: Schedule, renumber: bool = True) -> dict[int, list[str]]:
+    """``rank -> action strings`` that torch's runtime loads (``compute_only``): the schedule's
+    ops in order, microbatches renumbered when torch needs it (:func:`for_torch_runtime`;
+    ``renumber=False`` writes them as they are, which torch 2.13 runs wrongly when the last
+    stage's forwards are out of order). Raises :class:`InteropError` when the schedule has
+    ``R`` ops (:data:`NO_RECOMPUTE`)."""
+    if renumber:
+        schedule, _ = for_torch_runtime(schedule)
+    else:
+        for_torch_runtime(schedule)  # the R check
     return {p: [str(op) for op in seq] for p, seq in enumerate(schedule.orders)}
 
 
-def to_torch_csv(schedule: Schedule) -> str:
+def to_torch_csv(schedule: Schedule, renumber: bool = True) -> str:
     """The schedule as the ``compute_only`` CSV of torch's ``_dump_csv``/``_load_csv``: one row
-    per rank, one action per cell (see :func:`to_pipeline_order` for ``R``)."""
+    per rank, one action per cell (see :func:`to_pipeline_order` for the renumbering and
+    ``R``)."""
     import csv
     import io
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    for p, row in sorted(to_pipeline_order(schedule).items()):
+    for p, row in sorted(to_pipeline_order(schedule, renumber).items()):
         writer.writerow(row)
     return buf.getvalue()
 
@@ -401,6 +459,8 @@ __all__: Iterable[str] = ("from_pipeline_order", "from_torch_schedule", "action_
                           "action_tokens", "tokens_from_pipeline_order",
                           "instance_from_pipeline_order", "read_torch_csv", "from_torch_csv",
                           "to_pipeline_order", "to_torch_csv", "NO_RECOMPUTE",
+                          "torch_microbatch_numbers", "renumber_microbatches",
+                          "for_torch_runtime",
                           "orders_from_pipeline_order", "torch_instance",
                           "runtime_single_stage_order", "InteropError", "COMPUTE",
                           "NON_COMPUTE", "OVERLAP")
