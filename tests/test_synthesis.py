@@ -214,3 +214,24 @@ def test_list_scheduler_with_delay_and_fused_backward(inst):
     sched = list_schedule(inst, cap=[3] * 4)
     r = simulate(sched.with_instance(inst.with_(K=3)))
     assert r.valid and reference_simulate(sched).makespan == r.makespan
+
+
+def test_best_ranks_the_synthesized_schedule_and_every_entry_has_its_schedule():
+    out = _run("best", "-P", "4", "-m", "6", "-K", "2", "--time-limit", "0.5",
+               "--solve-time-limit", "0", "--synthesize", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    names = [e["family"] for e in r["ranking"]]
+    assert "synthesized" in names and "1f1b" in names
+    for e in r["ranking"]:
+        sim = simulate(schedule_from_document(e["schedule"]))
+        assert sim.valid and sim.makespan == Fraction(e["makespan_exact"]), e["family"]
+        assert max(sim.peak_memory) <= 2
+    ms = [Fraction(e["makespan_exact"]) for e in r["ranking"]]
+    assert ms == sorted(ms)
+    syn = next(e for e in r["ranking"] if e["family"] == "synthesized")
+    fams = [Fraction(e["makespan_exact"]) for e in r["ranking"] if e["family"] != "synthesized"]
+    assert Fraction(syn["makespan_exact"]) <= min(fams)
+    assert Fraction(r["gap_exact"]) == ms[0] / Fraction(r["lower_bound_exact"]) - 1
+    bad = _run("best", "-P", "2", "-m", "2", "-K", "1", "--synthesize", "-1")
+    assert bad.returncode == 2 and "--synthesize" in bad.stderr

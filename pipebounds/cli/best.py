@@ -36,18 +36,47 @@ def register(sub) -> None:
                    help="CP-SAT seconds per family (default 20)")
     p.add_argument("--solve-time-limit", type=float, default=5.0, metavar="S",
                    help="seconds for the exact optimum, 0 to skip (default 5)")
+    p.add_argument("--synthesize", type=float, default=0.0, metavar="S",
+                   help="also rank the schedule `pipebounds synthesize` finds in S seconds "
+                        "(family 'synthesized'; default 0: off, so that best stays a ranking "
+                        "of the families within their limits)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
 
+def synthesized_entry(inst, budget, seconds: float, start=()):
+    """The :class:`~pipebounds.services.best.Entry` of the schedule synthesized in
+    ``seconds`` (:func:`pipebounds.synthesis.synthesize`, started also from ``start``, the
+    families' schedules, so it is never worse than them), as a ranking entry: ``status`` is
+    the synthesis's (``optimal`` only when proven)."""
+    from schedules.remat_optimal import RematResult
+    from schedules.simulate import simulate
+    from pipebounds.services.best import Entry
+    from pipebounds.synthesis import synthesize
+
+    syn = synthesize(inst, K=inst.K if budget is None else None, budget_bytes=budget,
+                     time_limit=seconds, start=start)
+    sim = simulate(syn.schedule)
+    peak = sim.peak_bytes if budget is not None else sim.peak_memory
+    recomputed = tuple(op for _, op in syn.schedule.ops() if op.kind == "R")
+    result = RematResult(syn.status, "makespan", syn.schedule, syn.makespan, syn.lower_bound,
+                         recomputed=recomputed, peak=list(peak), seconds=syn.seconds,
+                         stats={"source": syn.source})
+    return Entry("synthesized", result, order=syn.source), syn.seconds
+
+
 def best_report(res) -> dict:
+    from schedules.io import document_from_schedule
+
     return {
         "instance": res.instance.to_dict(),
         "ranking": [{"family": e.family, "makespan": number_or_none(e.makespan),
                      "makespan_exact": exact_or_none(e.makespan),
                      **quantity("peak", e.peak),
                      "status": e.status, "order": e.order,
-                     "recomputed": len(e.result.recomputed) + len(e.result.backward_recomputed)}
+                     "recomputed": len(e.result.recomputed) + len(e.result.backward_recomputed),
+                     "schedule": None if e.result.schedule is None else document_from_schedule(
+                         e.result.schedule, source=f"pipebounds best ({e.family})")}
                     for e in res.ranking],
         "lower_bound": number_or_none(res.lower_bound),
         "lower_bound_exact": exact_or_none(res.lower_bound),
@@ -80,6 +109,7 @@ def best_text(inst, budget, r: dict) -> list[str]:
         lines.append(f"  {k:2d}. {e['family']:<15} {e['status']:<10} makespan "
                      f"{e['makespan_exact']:<6} peak {peak}  recomputes {e['recomputed']}  "
                      + ("(fit_memory's order: W ops moved earlier)" if e["order"] == "fit_memory"
+                        else f"(by {e['order']})" if e["family"] == "synthesized"
                         else "(its own order)"))
     return lines
 
@@ -88,6 +118,8 @@ def run(args) -> int:
     from schedules.remat import RematError
     from pipebounds.services.best import best
 
+    if not args.synthesize >= 0:
+        raise CLIError(f"--synthesize must be >= 0 seconds, got {args.synthesize}")
     inst, budget = memory_limit(args, instance_from_args(args), "best")
     try:
         res = best(inst, K=inst.K if budget is None else None, budget_bytes=budget,
@@ -95,6 +127,17 @@ def run(args) -> int:
                    solve_time_limit=args.solve_time_limit or None)
     except RematError as exc:
         raise CLIError(str(exc)) from None
+    if args.synthesize > 0:
+        from pipebounds.synthesis import SynthesisError
+
+        try:
+            entry, seconds = synthesized_entry(
+                inst, budget, args.synthesize,
+                [(e.family, e.result.schedule) for e in res.ranking
+                 if e.result.schedule is not None])
+        except SynthesisError as exc:
+            raise CLIError(str(exc)) from None
+        res = res.with_entry(entry, seconds)
     r = best_report(res)
     if args.json:
         print_json(r)

@@ -84,6 +84,19 @@ class BestResult:
     def best(self) -> Optional[Entry]:
         return self.ranking[0] if self.ranking and self.ranking[0].makespan is not None else None
 
+    def with_entry(self, entry: Entry, seconds: float = 0.0) -> "BestResult":
+        """The ranking with ``entry`` added in its place (e.g. the synthesized schedule of
+        :func:`pipebounds.synthesis.synthesize`, ``family="synthesized"``), the gap taken again
+        from the new best; ``seconds`` is added to the time spent."""
+        from dataclasses import replace
+
+        ranking = tuple(sorted(self.ranking + (entry,), key=_rank))
+        top = ranking[0] if ranking[0].makespan is not None else None
+        ref = self.optimum if self.optimum is not None else self.lower_bound
+        gap = top.makespan / ref - 1 if top is not None and ref else None
+        return replace(self, ranking=ranking, gap=gap, gap_to=self.gap_to if gap is not None
+                       else None, seconds=self.seconds + seconds)
+
     def to_row(self) -> dict:
         """A JSON-able row with exact numbers (ints or ``"p/q"`` strings), for sweeps."""
         from schedules.instance import fraction_json

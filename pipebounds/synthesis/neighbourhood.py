@@ -79,9 +79,12 @@ class Base:
 
     # ------------------------------------------------------------------ one neighbourhood
     def solve(self, window: Window, time_limit: float, stop: Callable[[], bool],
-              seed: int = 0) -> Optional[Schedule]:
+              seed: int = 0, band: Optional[int] = None) -> Optional[Schedule]:
         """The best schedule of the neighbourhood found within ``time_limit`` (None when the
-        solver found nothing better than the hint or nothing at all)."""
+        solver found nothing better than the hint or nothing at all). ``band``: the ops that
+        start at or after ``t1 + band`` keep their times (None: every later op may move
+        earlier); the ASAP re-timing of the result moves them earlier anyway when the window
+        made room."""
         b = self.built
         model = b.model.clone()
         model.clear_hints()
@@ -171,7 +174,10 @@ class Base:
             if op in self.times and self.times[op][0] < window.t0:
                 model.add(var == self.times[op][0])
             elif op in self.times and not is_free(op):
-                model.add(var <= self.times[op][0])  # the rest only moves earlier
+                if band is not None and self.times[op][0] >= window.t1 + band:
+                    model.add(var == self.times[op][0])  # far after the window: fixed
+                else:
+                    model.add(var <= self.times[op][0])  # the rest only moves earlier
             elif op.kind != "R" and op in self.times and is_free(op):
                 moving.append(var)
         # objective: the makespan first, then the sum of the starts of the free ops (a
@@ -212,6 +218,7 @@ class Base:
                     self.stop_search()
 
         code = solver.solve(model, _Stop())
+        self.last_status = solver.status_name(code)
         if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return None
         orders: list[list] = [[] for _ in range(b.mdl.P)]

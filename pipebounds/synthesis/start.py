@@ -1,9 +1,11 @@
 """Starting schedules of the synthesis (docs/synthesis.md): every one valid for the instance.
 
-* **families**: every family of :data:`schedules.generators.GENERATORS` that applies, optimally
-  rematerialized to the memory limit by :func:`pipebounds.services.best.best` (its order fixed,
-  every recompute choice optimized by CP-SAT within a short limit per family); where that finds
-  nothing in time, the family fitted by :func:`schedules.remat.fit_memory` (no polish: fast);
+* **families**: every family of :data:`schedules.generators.GENERATORS` that applies (the
+  natural schedules of :func:`pipebounds.services.best.family_schedules`), fitted by
+  :func:`schedules.remat.fit_memory` (no polish: fast), then optimally rematerialized to the
+  memory limit by :func:`schedules.remat_optimal.optimal_remat` as ``best`` does (its order
+  fixed, every recompute choice optimized by CP-SAT within a short limit per family, hinted
+  with the fast fit);
 * **list schedules**: :func:`schedules.generators.list_scheduler.list_schedule` under a memory
   cap, with a searched priority rule: each rule of :data:`RULES`, with and without
   ``hold_forward``, for every cap from ``K`` up (a cap above ``K`` leaves recomputes to
@@ -80,17 +82,19 @@ def check(inst: Instance, sched: Schedule) -> Optional[Fraction]:
 def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
                       per_family: float, deadline: float, families=None,
                       stop=lambda: False) -> tuple[list[Candidate], list[str], object]:
-    """Every family optimally rematerialized (:func:`pipebounds.services.best.best`, one
-    family at a time until ``deadline``); where that gives nothing, fitted by fit_memory.
-    Returns ``(candidates, notes, entries)`` (the families' ranking entries of ``best``)."""
-    from pipebounds.services.best import best, family_schedules
+    """Every family fitted by fit_memory, then optimally rematerialized (one family at a time
+    until ``deadline``). Returns ``(candidates, notes, entries)`` (an
+    :class:`pipebounds.services.best.Entry` per family rematerialized)."""
+    from pipebounds.services.best import Entry, family_schedules
     from schedules.remat import RematError, fit_memory
+    from schedules.remat_optimal import optimal_remat
 
     notes: list[str] = []
     if families is None:
         families, _ = family_schedules(inst)
     out: list[Candidate] = []
-    if K is not None:  # fast fallback first: every family fitted by fit_memory
+    fitted_of = {}
+    if K is not None:  # fast fallback first: every family fitted by fit_memory (no polish)
         for name, sched in families.items():
             if time.monotonic() > deadline or stop():
                 break
@@ -100,27 +104,28 @@ def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
                 continue
             ms = check(inst, fitted)
             if ms is not None:
+                fitted_of[name] = fitted
                 out.append(Candidate(f"{name}+fit_memory", fitted, ms))
     ranked = []
     for name, sched in families.items():
         if stop():
             break
         if time.monotonic() >= deadline:
-            notes.append(f"families after {name!r} not rematerialized: start phase time over")
+            notes.append(f"families from {name!r} on not rematerialized optimally: start "
+                         f"phase time over")
             break
-        try:
-            one = best(inst, K=K, budget_bytes=budget, backward=backward,
-                       time_limit=max(0.1, min(per_family, deadline - time.monotonic())),
-                       solve_time_limit=None, families={name: sched})
+        try:  # best's optimal remat, hinted with the fast fit (its polish is slow at size)
+            r = optimal_remat(sched, K=K, budget_bytes=budget, backward=backward,
+                              time_limit=max(0.1, min(per_family, deadline - time.monotonic())),
+                              hint=None if backward else fitted_of.get(name))
         except (RematError, ValueError) as exc:
             notes.append(f"{name}: {exc}")
             continue
-        ranked.extend(one.ranking)
-        for e in one.ranking:
-            if e.result.schedule is not None:
-                ms = check(inst, e.result.schedule)
-                if ms is not None:
-                    out.append(Candidate(f"{e.family}+optimal_remat", e.result.schedule, ms))
+        ranked.append(Entry(name, r))
+        if r.schedule is not None:
+            ms = check(inst, r.schedule)
+            if ms is not None:
+                out.append(Candidate(f"{name}+optimal_remat", r.schedule, ms))
     res = tuple(ranked)
     return out, notes, res
 

@@ -121,7 +121,8 @@ def _value(inst: Instance, sched, objective: str) -> Fraction:
 def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                time_limit: float = 60.0, objective: str = "makespan",
                channel: Channel = SILENT, seed: int = 0, backward: bool = False,
-               families=None, per_family: Optional[float] = None) -> SynthesisResult:
+               families=None, per_family: Optional[float] = None,
+               start=()) -> SynthesisResult:
     """A valid schedule of ``inst`` under ``K`` (default ``inst.K``) or ``budget_bytes`` (with
     ``inst.memory``), improved until ``time_limit`` seconds (module docstring).
 
@@ -131,7 +132,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     drives the choice of windows. ``backward``: the families may also recompute between ``I`` and
     ``W`` (split form). ``families``: precomputed natural family schedules;
     ``per_family``: CP-SAT seconds per family for the optimal remat (default: a share of the
-    limit).
+    limit). ``start``: ``(source, schedule)`` pairs to start from as well (e.g. ``best``'s
+    entries; each kept only when valid under the limit), so the result is never worse.
     """
     t0 = time.monotonic()
     if objective not in OBJECTIVES:
@@ -175,6 +177,10 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     byte_caps = _byte_caps(work) if in_bytes else None
     cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop)
     methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
+    for src, sched in start:
+        ms = check(work, sched)
+        if ms is not None:
+            cands.append(Candidate(src, sched, ms))
     for c in sorted(cands, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
         offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule, objective))
     if not done():
@@ -276,7 +282,8 @@ def _lns(work, state, offer, done, deadline, lb, objective, region, seed, method
          time_limit, channel) -> int:
     """The neighbourhood loop; returns how many neighbourhoods improved the incumbent."""
     rng = random.Random(seed)
-    improved = tried = 0
+    improved = tried = accepted = 0
+    statuses: dict = {}
     size = FREE_OPS
     base = None
     failed: set = set()
@@ -309,6 +316,7 @@ def _lns(work, state, offer, done, deadline, lb, objective, region, seed, method
         t_sub = time.monotonic()
         out = base.solve(win, min(left, per), channel.stop, rng.randrange(1 << 30))
         spent = time.monotonic() - t_sub
+        statuses[base.last_status] = statuses.get(base.last_status, 0) + 1
         if out is not None:
             ms = check(work, out)
             if ms is not None:
@@ -317,13 +325,16 @@ def _lns(work, state, offer, done, deadline, lb, objective, region, seed, method
                 before = state["best"][1]
                 if offer(Candidate(src, out, ms), val):
                     improved += val < before
+                    accepted += 1
                     base = None
                     continue
         failed.add(win)
         if spent >= per * 0.9 and size > 30:
             size = max(30, int(size * 0.8))  # too large to finish: shrink
     methods.append(f"large neighbourhood search: {tried} neighbourhoods, {improved} improving "
-                   f"(first windows of {FREE_OPS} free ops, {per:.1f} s each; windows "
+                   f"the objective, {accepted} accepted (solver: "
+                   + ", ".join(f"{k.lower()} {v}" for k, v in sorted(statuses.items()))
+                   + f"; first windows of {FREE_OPS} free ops, {per:.1f} s each; windows "
                    f"weighted to the {region} by the binding term)")
     return improved
 
