@@ -66,10 +66,23 @@ def code_version() -> str:
 
 
 class Store:
-    """A results store at ``path`` (created when missing)."""
+    """A results store at ``path`` (created when missing).
 
-    def __init__(self, path: str | Path):
+    ``read_only=True`` opens an existing store for reading and writes nothing beside it: while
+    no connection holds it (no ``-wal`` file) it is opened ``immutable`` (SQLite then creates
+    no ``-shm``/``-wal`` files, which a read-only open of a WAL database otherwise leaves
+    behind); while a sweep writes it, ``mode=ro`` beside the writer's files.
+    """
+
+    def __init__(self, path: str | Path, read_only: bool = False):
         self.path = Path(path)
+        if read_only:
+            if not self.path.is_file():
+                raise FileNotFoundError(f"no results store at {self.path}")
+            busy = Path(str(self.path) + "-wal").exists()
+            uri = self.path.resolve().as_uri() + ("?mode=ro" if busy else "?mode=ro&immutable=1")
+            self._db = sqlite3.connect(uri, uri=True, timeout=30)
+            return
         self._db = sqlite3.connect(str(self.path), timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)
@@ -121,7 +134,7 @@ def _exact(x) -> Optional[Fraction]:
 def flat_rows(path: str | Path, task: Optional[str] = None, check: bool = True) -> list[dict]:
     """The store as a list of flat dicts, one per row (see :func:`load_table`)."""
     out = []
-    with Store(path) as store:
+    with Store(path, read_only=True) as store:
         for res in store.results(task):
             inst = res["params"].get("instance", {})
             base = {"key": res["key"], "task": res["task"], "status": res["status"],
