@@ -6,7 +6,10 @@ same ``update``/``set_postfix_str``/``write``/``close`` methods, so callers neve
 terminal (so pipes, CI logs and tests stay clean).
 
 A library function that can run long takes ``progress``: None/False (silent), True (a tqdm bar
-when stderr is a terminal), or a callable ``progress(done, total)`` called as work finishes.
+when stderr is a terminal), :data:`ALWAYS` (a bar even when stderr is not a terminal: the CLI's
+``--progress``), or a callable ``progress(done, total)`` called as work finishes. Work made of
+unequal items counts each by its size (:func:`instance_weight`), so the bar's rate and ETA are
+per unit of work, not per item.
 
 >>> bar = progress_bar(3, "demo", enabled=False)
 >>> for _ in range(3): bar.update()
@@ -19,7 +22,21 @@ from __future__ import annotations
 import sys
 from typing import Callable, Optional, Union
 
-Progress = Union[None, bool, Callable[[int, int], None]]
+Progress = Union[None, bool, str, Callable[[int, int], None]]
+
+ALWAYS = "always"
+"""``progress=ALWAYS``: show the bar even when stderr is not a terminal (``--progress``)."""
+
+
+def instance_weight(inst) -> int:
+    """The size of one unit of work on ``inst``: its ``P m v`` (stage, microbatch) pairs, what
+    simulating, fitting or bounding it scales with. ``inst``: an Instance or an instance object
+    (a dict with ``P``, ``m`` and optionally ``v``); 1 when it has no size."""
+    get = inst.get if isinstance(inst, dict) else (lambda k, d=None: getattr(inst, k, d))
+    try:
+        return max(1, int(get("P", 1)) * int(get("m", 1)) * int(get("v", 1) or 1))
+    except (TypeError, ValueError):
+        return 1
 
 
 class _Silent:
@@ -85,4 +102,6 @@ def progress_for(progress: Progress, total: Optional[int], desc: str):
     """The bar of a library call's ``progress`` argument (see the module docstring)."""
     if callable(progress):
         return _Callback(total, progress)
+    if progress == ALWAYS:
+        return progress_bar(total, desc, enabled=True)
     return progress_bar(total, desc, enabled=None if progress else False)

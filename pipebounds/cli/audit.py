@@ -8,7 +8,7 @@ prints docs/claims.md. Library: :mod:`pipebounds.services.audit`.
 
 from __future__ import annotations
 
-from .common import print_json
+from .common import add_progress_flags, print_json, progress_arg
 
 
 def register(sub) -> None:
@@ -23,6 +23,7 @@ def register(sub) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="machine-readable output")
     out.add_argument("--markdown", action="store_true", help="print docs/claims.md")
+    add_progress_flags(p, "a progress bar (instances checked, weighted by size)")
     p.set_defaults(func=run)
 
 
@@ -30,7 +31,7 @@ def run(args) -> int:
     from pipebounds.services.audit import audit, markdown, verdict_json
     from .common import CLIError
 
-    verdicts = audit(args.only)
+    verdicts = audit(args.only, progress=progress_arg(args))
     if not verdicts:
         raise CLIError(f"no claim id contains {args.only!r}")
     if args.json:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .common import (CLIError, add_instance_flags, exact_or_none, exact_string,
-                     instance_from_args, memory_limit, number_or_none, print_json, quantity)
+from .common import (CLIError, add_instance_flags, add_progress_flags, exact_or_none, exact_string,
+                     instance_from_args, memory_limit, number_or_none, print_json, progress_arg,
+                     quantity)
 
 
 def register(sub) -> None:
@@ -41,6 +42,7 @@ def register(sub) -> None:
                         "(family 'synthesized'; default 0: off, so that best stays a ranking "
                         "of the families within their limits)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_progress_flags(p, "a progress bar (families done, weighted by their op counts)")
     p.set_defaults(func=run)
 
 
@@ -124,7 +126,7 @@ def run(args) -> int:
     try:
         res = best(inst, K=inst.K if budget is None else None, budget_bytes=budget,
                    backward=args.backward, time_limit=args.time_limit,
-                   solve_time_limit=args.solve_time_limit or None)
+                   solve_time_limit=args.solve_time_limit or None, progress=progress_arg(args))
     except RematError as exc:
         raise CLIError(str(exc)) from None
     if args.synthesize > 0:

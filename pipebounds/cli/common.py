@@ -227,6 +227,26 @@ def batch_result(raw: Any, inst: Instance | None, err: str | None, report) -> di
                 "error": f"internal error (please report): {type(exc).__name__}: {exc}"}
 
 
+def add_progress_flags(p: argparse.ArgumentParser, what: str = "progress") -> None:
+    """``--progress`` (a bar on stderr even when it is not a terminal) and ``--quiet`` (none);
+    without either the bar shows only when stderr is a terminal."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", action="store_true",
+                   help=f"{what} on stderr even when it is not a terminal (default: only on a "
+                        "terminal)")
+    g.add_argument("--quiet", action="store_true", help=f"no {what} on stderr")
+
+
+def progress_arg(args: argparse.Namespace):
+    """The library's ``progress`` argument for :func:`add_progress_flags`' flags
+    (:mod:`schedules.progress`): ``ALWAYS``, ``True`` (on a terminal) or ``False``."""
+    from schedules.progress import ALWAYS
+
+    if getattr(args, "quiet", False):
+        return False
+    return ALWAYS if getattr(args, "progress", False) else True
+
+
 def jsonable(x: Any) -> Any:
     """Fractions become ints or ``"p/q"`` strings; containers are converted recursively."""
     if isinstance(x, Fraction):

@@ -8,7 +8,8 @@ docs/theory_frontier.md). The instance's ``-K`` is ignored.
 
 from __future__ import annotations
 
-from .common import add_instance_flags, instance_from_args, print_json
+from .common import (add_instance_flags, add_progress_flags, instance_from_args, print_json,
+                     progress_arg)
 
 
 def register(sub) -> None:
@@ -24,6 +25,7 @@ def register(sub) -> None:
     p.add_argument("--solve-curve", action="store_true",
                    help="also solve each K < K* whose optimum the bounds do not give")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_progress_flags(p, "a progress bar (memory limits looked at)")
     p.set_defaults(func=run)
 
 
@@ -35,7 +37,8 @@ def run(args) -> int:
         raise CLIError("--time-limit must be >= 0")
     inst = instance_from_args(args)
     rep = frontier_report(frontier(inst, time_limit=args.time_limit,
-                                   solve_curve=args.solve_curve))
+                                   solve_curve=args.solve_curve,
+                                   progress=progress_arg(args)))
     if args.json:
         print_json({"instance": inst.with_(K=None).to_dict(), **rep})
         return 0

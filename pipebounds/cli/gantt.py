@@ -31,7 +31,9 @@ def register(sub) -> None:
     p.add_argument("--detail-limit", type=int, default=None,
                    help="aggregate past this many ops (default 20000 for pictures, 10000 for "
                         "HTML)")
-    p.add_argument("--quiet", action="store_true", help="no progress display on stderr")
+    from .common import add_progress_flags
+
+    add_progress_flags(p, "a progress display (large schedules)")
     p.set_defaults(func=run)
 
 
@@ -58,7 +60,8 @@ def run(args) -> int:
     from pipebounds.viz.gantt_data import GanttError, gantt_data
 
     big = schedule.num_ops > 5000
-    bar = progress_bar(3, "gantt", enabled=False if args.quiet else (None if big else False))
+    bar = progress_bar(3, "gantt", enabled=False if args.quiet else
+                       (True if args.progress else (None if big else False)))
     bar.set_postfix_str("simulate")
     try:
         data = gantt_data(schedule)

@@ -11,7 +11,7 @@ import json
 
 
 def register(sub) -> None:
-    from .common import add_instance_flags
+    from .common import add_instance_flags, add_progress_flags
 
     p = sub.add_parser("generate", help="a known schedule as an orders document",
                        description="Build a known schedule (GPipe, 1F1B, interleaved, ZB-H1, ...) "
@@ -20,9 +20,7 @@ def register(sub) -> None:
     p.add_argument("name", nargs="?", help="schedule name (see --list)")
     p.add_argument("--list", action="store_true", help="list the known schedules and exit")
     p.add_argument("--json", action="store_true", help="print only the orders document (JSON)")
-    p.add_argument("--quiet", action="store_true",
-                   help="no progress display on stderr while fitting to -K (shown only on a "
-                        "terminal)")
+    add_progress_flags(p, "a progress display while fitting to -K")
     add_instance_flags(p)
     p.set_defaults(func=run)
 
@@ -31,7 +29,7 @@ def run(args) -> int:
     from schedules.generators import GENERATORS, GeneratorError, generate
     from schedules.io import document_from_schedule
     from schedules.remat import RematError
-    from .common import CLIError, exact_string, instance_from_args, print_json
+    from .common import CLIError, exact_string, instance_from_args, print_json, progress_arg
 
     if args.list:
         if args.json:
@@ -46,7 +44,7 @@ def run(args) -> int:
         raise CLIError("generate needs a schedule NAME (or --list)")
     inst = instance_from_args(args)
     try:
-        schedule = generate(args.name, inst, progress=not args.quiet)
+        schedule = generate(args.name, inst, progress=progress_arg(args))
     except (GeneratorError, RematError) as exc:
         raise CLIError(str(exc)) from None
     doc = document_from_schedule(schedule, source=schedule.source or args.name)

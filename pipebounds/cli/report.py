@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import CLIError, print_json
+from .common import CLIError, add_progress_flags, print_json, progress_arg
 
 
 def register(sub) -> None:
@@ -17,8 +17,7 @@ def register(sub) -> None:
     p.add_argument("-m", type=int, default=8, help="microbatches (default 8)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
-    p.add_argument("--quiet", action="store_true",
-                   help="no progress display on stderr (also off when stderr is not a terminal)")
+    add_progress_flags(p, "a progress display (settings done)")
     p.set_defaults(func=run)
 
 
@@ -32,7 +31,7 @@ def run(args) -> int:
         settings = default_settings(args.P, args.m)
     except InstanceError as exc:
         raise CLIError(str(exc)) from None
-    reports = build_report(settings, progress=not args.quiet)
+    reports = build_report(settings, progress=progress_arg(args))
     written = _write_atomically(reports, args.out, figures=not args.no_figures,
                                 write_report=write_report)
     if args.json:

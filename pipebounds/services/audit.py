@@ -37,6 +37,7 @@ from schedules.generators import generate
 from schedules.instance import Instance
 from schedules.io import document_from_schedule
 from schedules.json_numbers import exact_string, number
+from schedules.progress import Progress, instance_weight, progress_for
 from schedules.simulate import SimulationResult, simulate
 
 VERDICTS = ("holds", "holds_on_range", "false")
@@ -425,11 +426,14 @@ def show_value(x) -> str:
     return exact_string(x) if isinstance(x, (Fraction, int)) and not isinstance(x, bool) else str(x)
 
 
-def evaluate(claim: Claim) -> Verdict:
-    """Run ``claim`` over its grid (see the module docstring for the verdicts)."""
+def evaluate(claim: Claim, tick=None) -> Verdict:
+    """Run ``claim`` over its grid (see the module docstring for the verdicts); ``tick(w)`` is
+    called after each instance with its weight (:func:`schedules.progress.instance_weight`)."""
     fails = []
     n = 0
     for inst in sorted(claim.grid(), key=_size):
+        if tick is not None:
+            tick(instance_weight(inst) * (2 if claim.companion is not None else 1))
         runs = [simulate(generate(claim.generator, inst))]
         if claim.companion is not None:
             runs.append(simulate(generate(claim.generator, claim.companion(inst))))
@@ -457,9 +461,22 @@ def evaluate(claim: Claim) -> Verdict:
     return Verdict(claim, verdict, rng, n, len(fails), doc)
 
 
-def audit(select: Optional[str] = None) -> list[Verdict]:
-    """Every claim of :data:`CLAIMS` (those whose id contains ``select``)."""
-    return [evaluate(c) for c in CLAIMS if not select or select in c.id]
+def audit(select: Optional[str] = None, progress: Progress = None) -> list[Verdict]:
+    """Every claim of :data:`CLAIMS` (those whose id contains ``select``). ``progress``
+    (:mod:`schedules.progress`): the instances of every claim's grid, each weighted by its size
+    (twice for a steady-state claim, which times a companion too)."""
+    chosen = [c for c in CLAIMS if not select or select in c.id]
+    total = sum(instance_weight(i) * (2 if c.companion is not None else 1)
+                for c in chosen for i in c.grid())
+    bar = progress_for(progress, total, "audit")
+    try:
+        out = []
+        for c in chosen:
+            bar.set_postfix_str(c.id)
+            out.append(evaluate(c, tick=bar.update))
+        return out
+    finally:
+        bar.close()
 
 
 def remeasure(claim_id: str, doc: dict):

@@ -23,6 +23,7 @@ from typing import Optional
 
 from schedules import Instance, Schedule
 from schedules.generators import GENERATORS, GeneratorError
+from schedules.progress import Progress, progress_for
 from schedules.remat import RematError
 from schedules.remat_optimal import RematResult, optimal_remat
 
@@ -160,11 +161,14 @@ def _fit_memory_order(sched: Schedule, K: int) -> Optional[Schedule]:
 
 def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: bool = False,
          time_limit: float = 20.0, solve_time_limit: Optional[float] = 5.0,
-         families: Optional[dict[str, Schedule]] = None) -> BestResult:
+         families: Optional[dict[str, Schedule]] = None,
+         progress: Progress = None) -> BestResult:
     """Rank the families of ``inst`` optimally rematerialized to ``K`` (default ``inst.K``) or to
     ``budget_bytes`` (with ``inst.memory``); see the module docstring. ``time_limit`` is per
     family (CP-SAT); ``solve_time_limit`` is for the exact optimum (None or 0: not searched).
-    ``families``: precomputed natural schedules (default :func:`family_schedules`)."""
+    ``families``: precomputed natural schedules (default :func:`family_schedules`).
+    ``progress`` (:mod:`schedules.progress`): one step per family, weighted by its op count,
+    and the exact solve weighted as much as a family."""
     t0 = time.monotonic()
     if budget_bytes is None and K is None:
         K = inst.K
@@ -175,7 +179,13 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
     else:
         skipped = {}
     entries = []
+    weights = {name: max(1, sum(len(seq) for seq in sched.orders))
+               for name, sched in families.items()}
+    solve_weight = max(weights.values(), default=1) if K is not None and solve_time_limit else 0
+    bar = progress_for(progress, sum(weights.values()) + solve_weight, "best")
     for name, sched in families.items():
+        bar.set_postfix_str(name)
+        bar.update(0)
         cands = []
         try:
             cands.append(Entry(name, optimal_remat(
@@ -183,6 +193,7 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
                 time_limit=time_limit)))
         except RematError as exc:
             skipped[name] = str(exc)
+            bar.update(weights[name])
             continue
         moved = _fit_memory_order(sched, K) if K is not None else None
         if moved is not None:
@@ -190,6 +201,7 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
                 moved, K=K, backward=backward and inst.split, time_limit=time_limit),
                 "fit_memory", cands[0].result))
         entries.append(min(cands, key=_rank))
+        bar.update(weights[name])
     entries.sort(key=_rank)
     limited = inst.with_(K=K, memory=None) if K is not None else inst.with_(K=None, memory=None)
     try:
@@ -202,6 +214,7 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
     if K is not None and solve_time_limit:
         from pipebounds.search import solve
 
+        bar.set_postfix_str("exact optimum")
         try:
             sol = solve(limited, time_limit=solve_time_limit, engine="auto")
             opt_status = sol.status
@@ -209,6 +222,8 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
                 optimum = sol.makespan
         except (ValueError, NotImplementedError):
             opt_status = None
+    bar.update(solve_weight)
+    bar.close()
     gap = gap_to = None
     top = entries[0] if entries and entries[0].makespan is not None else None
     ref, gap_to = (optimum, "optimum") if optimum is not None else (lb, "lower_bound")

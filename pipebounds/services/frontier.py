@@ -29,6 +29,7 @@ from typing import Optional
 from bounds import lower_bound
 from bounds import frontier as kf
 from schedules.instance import Instance
+from schedules.progress import Progress, progress_for
 from schedules.schedule import Schedule
 from schedules.simulate import simulate
 
@@ -112,9 +113,11 @@ def _solve(inst: Instance, time_limit: float):
 
 
 def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = None,
-             solve_curve: bool = False) -> Frontier:
+             solve_curve: bool = False, progress: Progress = None) -> Frontier:
     """The frontier of ``inst`` (its ``K`` ignored). ``time_limit``: seconds of exact search
-    per question (0: none); ``nodes``: budget of the construction search."""
+    per question (0: none); ``nodes``: budget of the construction search. ``progress``
+    (:mod:`schedules.progress`): one step per memory limit ``K`` looked at, in the search for
+    ``K*`` and then along the curve (at most ``2 K_max`` steps)."""
     from pipebounds.constructions.frontier import DEFAULT_NODES, frontier_schedule
 
     base = inst.with_(K=None)
@@ -131,10 +134,13 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
                       for K in range(1, K_max + 1))
         return Frontier(base, None, 1, K_max, curve, None, "OPT(inf) unknown")
     low = kf.K_star_low(base, opt_inf, K_max)
+    bar = progress_for(progress, 2 * K_max, "frontier")
     high, cert = None, None
     proven_above: dict = {}  # K -> a solve proving OPT(K) > OPT(inf)
     K = low
     while K <= K_max:
+        bar.set_postfix_str(f"K*: K={K}")
+        bar.update(1)
         if single:
             cert = _certified(frontier_schedule(base.with_(K=K), K,
                                                 nodes or DEFAULT_NODES), K, opt_inf)
@@ -163,6 +169,8 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
 
     points: list[CurvePoint] = []
     for K in range(1, (high or K_max) + 1):
+        bar.set_postfix_str(f"curve: K={K}")
+        bar.update(1)
         lb = lower_bound(base.with_(K=K))
         known = certify(base.with_(K=K), lb=lb)  # lookups only: theorem, checked range, table
         if high is not None and K >= high:
@@ -181,6 +189,7 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
                                     "solve" if ok else ""))
         else:
             points.append(CurvePoint(K, lb.value, None, False))
+    bar.close()
     return Frontier(base, opt_inf, low, high, tuple(points), cert, basis)
 
 

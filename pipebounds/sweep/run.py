@@ -6,7 +6,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Optional, Sequence
 
-from schedules.progress import progress_bar
+from schedules.progress import instance_weight, progress_bar
 
 from .executors import run_item
 from .grid import Item
@@ -35,14 +35,19 @@ def run_sweep(items: Sequence[Item], store: Store, executor: Callable, resume: b
 
     Without ``resume`` a store that already holds any of these items is refused (ValueError), so
     results of different code are never mixed by accident. Each result is stored as it arrives.
-    ``progress``: a tqdm bar on stderr (None: only when stderr is a terminal).
+    ``progress``: a tqdm bar on stderr (None: only when stderr is a terminal), counting each
+    item by its instance's size (:func:`schedules.progress.instance_weight`).
     """
     done = store.done_keys()
     todo = [it for it in items if it.key not in done]
     if not resume and len(todo) < len(items):
         raise ValueError(f"store {store.path} already holds {len(items) - len(todo)} of these "
                          "items; pass resume=True (--resume) to skip them, or use a new store")
-    bar = progress_bar(len(todo), "sweep", enabled=progress if todo else False, unit="item")
+    # the bar counts work, not items: each item weighs its instance's size (P m v), so the
+    # rate and the ETA hold on a grid whose items differ a thousandfold (the atlas)
+    weight = {it.key: instance_weight(it.params.get("instance", {})) for it in todo}
+    bar = progress_bar(sum(weight.values()), "sweep", enabled=progress if todo else False,
+                       unit="pair")
     t0 = time.perf_counter()
     ran = failed = rows = 0
     try:
@@ -53,8 +58,8 @@ def run_sweep(items: Sequence[Item], store: Store, executor: Callable, resume: b
                 rows += len(payload)  # type: ignore[arg-type]
             else:
                 failed += 1
-            bar.update(1)
-            bar.set_postfix_str(f"failed={failed}", refresh=False)
+            bar.update(weight.get(item.key, 1))
+            bar.set_postfix_str(f"items={ran}/{len(todo)} failed={failed}", refresh=False)
     finally:
         bar.close()
     return SweepSummary(len(items), len(items) - len(todo), ran, failed,
