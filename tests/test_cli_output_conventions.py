@@ -91,6 +91,10 @@ def commands(f) -> dict[str, list[str]]:
         "report": ["report", "-P", "2", "-m", "3", "--no-figures", "--quiet",
                    "-o", f["dir"] + "/report"],
         "audit": ["audit", "--only", "zb-h1"],
+        "synthesize": ["synthesize", "-P", "3", "-m", "4", "-K", "2", "--time-limit", "2",
+                       "--quiet"],
+        "synthesize rational": ["synthesize", "-P", "2", "-m", "3", "-K", "1", "-f", "1/2",
+                                "-b", "1/3", "--time-limit", "2", "--quiet"],
         "sweep": ["sweep", f["grid"], "--task", "bound", "--store", f["dir"] + "/s.db",
                   "--workers", "1", "--executor", "inprocess", "--quiet"],
     }
@@ -213,7 +217,7 @@ TEXT_FAULTS = {
     "True/False": re.compile(r"\b(True|False)\b"),
     "list repr": re.compile(r"\[\s*'|\[\s*-?\d+(/\d+)?,\s*-?\d"),
     "Fraction repr": re.compile(r"Fraction\("),
-    "bare fraction for a gap": re.compile(r"\bgap\s*:?\s*-?\d+/\d+"),
+    "bare number for a gap": re.compile(r"\bgap\s*:?\s*-?\d+(/\d+)?(?![\d.%/])"),
 }
 
 

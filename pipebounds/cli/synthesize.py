@@ -21,7 +21,7 @@ import signal
 import sys
 
 from .common import (CLIError, add_instance_flags, exact_string, instance_from_args,
-                     memory_limit, number, print_json)
+                     memory_limit, number, print_json, quantity)
 from .solve import EXIT_SIGNAL, _Interrupt, _time_limit
 
 DEFAULT_TIME_LIMIT = 60.0
@@ -69,8 +69,7 @@ def synthesis_report(res) -> dict:
         "lower_bound": number(res.lower_bound),
         "lower_bound_exact": exact_string(res.lower_bound),
         "binding": list(res.binding),
-        "gap": None if gap is None else float(gap),
-        "gap_exact": None if gap is None else exact_string(gap),
+        **quantity("gap", gap),
         "source": res.source, "methods": list(res.methods),
         "history": [[t, number(v)] for t, v in res.history],
         "seconds": round(res.seconds, 3), "interrupted": res.interrupted,
@@ -78,6 +77,15 @@ def synthesis_report(res) -> dict:
         "schedule": document_from_schedule(res.schedule,
                                            source=f"pipebounds synthesize ({res.source})"),
     }
+
+
+def _gap_text(gap) -> str:
+    """The certified gap (value / bound) for people: how far above the bound, in percent."""
+    from .simulate import percent
+
+    if gap is None:
+        return "gap unknown"
+    return "on the bound" if gap == 1 else f"{percent(gap - 1)} above the bound"
 
 
 def run(args) -> int:
@@ -107,7 +115,7 @@ def run(args) -> int:
             print(f"P={inst.P} m={inst.m} v={inst.v} "
                   + (f"K={inst.K}" if budget is None else f"budget {exact_string(budget)} bytes")
                   + f": {r['status']}  {res.objective} {r['value_exact']}  lower bound "
-                  f"{r['lower_bound_exact']} ({', '.join(res.binding)})  gap {r['gap_exact']}"
+                  f"{r['lower_bound_exact']} ({', '.join(res.binding)})  {_gap_text(res.gap)}"
                   f"  source {res.source}  ({res.seconds:.1f} s)"
                   + ("  [interrupted]" if res.interrupted else ""))
             for p, seq in r["schedule"]["orders"].items():
