@@ -64,9 +64,8 @@ def test_table_rows_lookup_is_the_instance_lookup():
              for K, v, pl, f, b in itertools.product((1, 2, None), (1, 2), ("looped", "vshape"),
                                                      (1, 2), (1, 2, 3))]
     r = _rows(insts)
-    fields = np.stack([r.P, r.m, r.K, r.v, r.vshape.astype(np.int64), r.f, r.b, r.bI, r.bW],
-                      1).tolist()
-    got = optima.table_optima_rows(fields, np.arange(len(insts)))
+    cols = np.stack([r.P, r.m, r.K, r.v, r.vshape.astype(np.int64), r.f, r.b, r.bI, r.bW], 1)
+    got = optima.table_optima_rows(cols, np.arange(len(insts)))
     want = {k: o for k, i in enumerate(insts) if (o := optima.table_optimum(i)) is not None}
     assert len(want) > 20 and got == want
 

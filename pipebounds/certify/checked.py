@@ -81,9 +81,9 @@ def single_slot_checked_rows(r: Rows) -> np.ndarray:
     out = np.zeros(r.P.shape, bool)
     for split, rng, durs in ((False, SINGLE_SLOT_CHECKED, (r.f, r.b)),
                              (True, SPLIT_SINGLE_SLOT_CHECKED, (r.f, r.bI, r.bW))):
-        rows = base & (r.split == split) & (r.P <= rng["P"]) & (r.m <= rng["m"])
-        if rows.any():
-            out |= rows & _proportional_rows(durs, rng["durations"])
+        idx = np.flatnonzero(base & (r.split == split) & (r.P <= rng["P"]) & (r.m <= rng["m"]))
+        if idx.size:  # the durations' test on the rows inside the sizes only
+            out[idx] = _proportional_rows(tuple(d[idx] for d in durs), rng["durations"])
     return out
 
 

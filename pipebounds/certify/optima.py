@@ -169,19 +169,19 @@ def table_optimum(inst: Instance) -> Optional[Fraction]:
 
 
 
-def table_optima_rows(fields: list, rows) -> dict:
-    """``{k: optimum}`` for the rows ``k`` of ``rows`` (indices into ``fields``) whose
-    instance has a table optimum; ``fields[k]`` is ``(P, m, K, v, vshape, f, b, b_I, b_W)``
-    (integers, ``K`` 0 unconstrained, ``b_I = b_W = 0`` fused: :func:`int_key`'s arguments).
-    Rows whose ``(P, m)`` is in no table row are skipped before hashing."""
+def table_optima_rows(cols: np.ndarray, rows) -> dict:
+    """``{k: optimum}`` for the rows ``k`` of ``rows`` (indices into ``cols``) whose instance
+    has a table optimum; ``cols[k]`` is ``(P, m, K, v, vshape, f, b, b_I, b_W)`` (an int64
+    array, ``K`` 0 unconstrained, ``b_I = b_W = 0`` fused: :func:`int_key`'s arguments). Rows
+    whose ``(P, m)`` is in no table row are skipped before hashing."""
     rows = np.asarray(rows, dtype=np.int64)
     if not rows.size:
         return {}
     sizes = np.array(sorted(P * (1 << 21) + m for P, m in table_sizes()), dtype=np.int64)
-    PM = np.array([fields[k][0] * (1 << 21) + fields[k][1] for k in rows.tolist()], np.int64)
+    look = rows[np.isin(cols[rows, 0] * (1 << 21) + cols[rows, 1], sizes)]
     out = {}
-    for k in rows[np.isin(PM, sizes)].tolist():
-        known = optimum_by_int_key(*int_key(*fields[k]))
+    for k, fields in zip(look.tolist(), cols[look].tolist()):
+        known = optimum_by_int_key(*int_key(*fields))
         if known is not None:
             out[k] = known
     return out

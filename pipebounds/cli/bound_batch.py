@@ -14,8 +14,8 @@ they are written as text directly (the JSON encoder would cost more than the bou
 from __future__ import annotations
 
 import json
-from fractions import Fraction
-from typing import Callable, Iterable, Optional
+from itertools import repeat
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -83,9 +83,6 @@ def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
     return rows[ok], fields[ok]
 
 
-_OPT_NULL = 'null, "optimum_exact": null'
-
-
 def _num(n: int, d: int, key: str) -> str:
     """A JSON number for ``n / d`` (reduced), then ``key`` with the exact string."""
     if d == 1:
@@ -93,42 +90,111 @@ def _num(n: int, d: int, key: str) -> str:
     return f'{json.dumps(n / d)}, "{key}": "{n}/{d}"'
 
 
-def _terms_text(res) -> list[str]:
-    """Per row of ``res`` (:class:`bounds.batch.Result`), the JSON text of its terms list
-    (without brackets): each distinct value of a term (over all groups of rows) is written
-    once, then gathered per row in the group's term order."""
-    groups = res.groups
-    places: dict = {}                       # term name -> [(group, column)] where it applies
-    for gi, g in enumerate(groups):
-        for j, nm in enumerate(g.names):
-            if g.mask[:, j].any():
-                places.setdefault(nm, []).append((gi, j))
-    cols: list[dict] = [{} for _ in groups]  # per group: column -> texts per row
-    for nm, where in places.items():
-        num = np.concatenate([groups[gi].num[:, j] for gi, j in where])
-        den = np.concatenate([groups[gi].den[:, j] for gi, j in where])
-        mask = np.concatenate([groups[gi].mask[:, j] for gi, j in where])
-        pairs: Iterable[tuple]
-        if (den == 1).all():
-            u_num, inv = np.unique(num, return_inverse=True)
-            pairs = zip(u_num.tolist(), [1] * u_num.size)
+_BASIS_TEXT = {1: '"theorem"', 2: '"checked"'}
+_SMALL = 1 << 16
+_SMALL_STR: list = []
+
+
+def _strs(x: np.ndarray) -> np.ndarray:
+    """``str`` of each int of ``x`` (an object array of the same shape): looked up in a table of
+    the ints below ``2^16`` (built once; a lookup costs a tenth of a conversion), converted one
+    by one otherwise."""
+    if x.size and 0 <= x.min() and x.max() < _SMALL:
+        if not _SMALL_STR:
+            _SMALL_STR.append(np.array([str(k) for k in range(_SMALL)], dtype=object))
+        return _SMALL_STR[0][x]
+    return np.array(list(map(str, x.ravel().tolist())), dtype=object).reshape(x.shape)
+
+
+def _fractions(num: np.ndarray, den: np.ndarray) -> tuple[list, list]:
+    """The JSON numbers and the exact strings of the fractions ``num / den`` (``den > 1``)."""
+    n, d = num.tolist(), den.tolist()
+    return [repr(a / c) for a, c in zip(n, d)], [f"{a}/{c}" for a, c in zip(n, d)]
+
+
+def _joined(pieces: list, n: int) -> list[str]:
+    """Per row ``k < n``, the concatenation of the ``pieces``: a str (the same for every row)
+    or a list of ``n`` strs (one per row); adjacent constant pieces are merged first."""
+    merged: list = []
+    for p in pieces:
+        if type(p) is str and merged and type(merged[-1]) is str:
+            merged[-1] += p
         else:
-            u_nd, inv = np.unique(np.stack([num, den], 1), axis=0, return_inverse=True)
-            pairs = map(tuple, u_nd.tolist())
-        head = f'{{"name": "{nm}", "id": "{TERM_IDS[nm]}", "value": '
-        texts = [f'{head}{_num(a, d, "value_exact")}}}, ' for a, d in pairs] + [""]
-        picked = np.array(texts, dtype=object)[np.where(mask, inv.reshape(-1), -1)]
-        start = 0
-        for gi, j in where:
-            size = groups[gi].idx.size
-            cols[gi][j] = picked[start:start + size].tolist()
-            start += size
-    out: list = [None] * res.num.shape[0]
-    for g, by_col in zip(groups, cols):
-        ordered = [by_col[j] for j in sorted(by_col)]
-        for row, txt in zip(g.idx.tolist(), map("".join, zip(*ordered))):
-            out[row] = txt[:-2]
-    return out
+            merged.append(p)
+    return list(map("".join, zip(*(repeat(p, n) if type(p) is str else p for p in merged))))
+
+
+def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> list[str]:
+    """The JSON text of each row of the array path. Rows of the same shape (group of terms,
+    the terms that apply, which values are fractions, fused or split, basis) are written
+    together: the row's text is a fixed sequence of constant pieces and value pieces, joined
+    per row (:func:`_joined`), the values converted to text a column at a time.
+
+    ``cols``: the rows' ``(P, m, K, v, vshape, f, b, bI, bW)``; ``res``: their
+    :class:`bounds.batch.Result`; ``basis``: per row 0 none, 1 theorem, 2 checked, 3 table;
+    ``table_mid``: per table row, the text of its exact flag and optimum."""
+    N = cols.shape[0]
+    P, m, K, v, vs, f, b, bI, bW = _strs(cols).T
+    Ks = K.copy()
+    Ks[cols[:, 2] == 0] = "null"
+    pl = np.where(cols[:, 4] > 0, '"vshape"', '"looped"').astype(object)
+    lbv = _strs(res.num)                             # the JSON number and the exact string
+    lbe = lbv.copy()
+    frac = np.flatnonzero(res.den != 1)
+    if frac.size:
+        lbv[frac], lbe[frac] = _fractions(res.num[frac], res.den[frac])
+    mid = np.empty(N, dtype=object)
+    for k, text in table_mid.items():
+        mid[k] = text
+    other = (cols[:, 7] > 0).astype(np.int64) + 2 * basis.astype(np.int64)   # 3 bits
+    out = np.empty(N, dtype=object)
+    for g in res.groups:
+        J = len(g.names)
+        fr = g.mask & (g.den != 1)
+        bits = ((g.mask.astype(np.int64) << (2 * np.arange(J))).sum(1)
+                + (fr.astype(np.int64) << (2 * np.arange(J) + 1)).sum(1))
+        shapes, inv = np.unique(bits * 8 + other[g.idx], return_inverse=True)
+        inv = inv.reshape(-1)
+        order = np.argsort(inv, kind="stable")
+        ends = np.searchsorted(inv[order], np.arange(shapes.size + 1))
+        texts = _strs(np.where(g.mask, g.num, 0)).T      # (term, row) strs of the integers
+        for u, shape in enumerate(shapes.tolist()):
+            local = order[ends[u]:ends[u + 1]]
+            rows = g.idx[local]
+            split, bs, mask_bits = bool(shape & 1), (shape >> 1) & 3, shape >> 3
+            lv, le = lbv[rows].tolist(), lbe[rows].tolist()
+            pieces: list = ['{"instance": {"P": ', P[rows].tolist(), ', "m": ', m[rows].tolist(),
+                            ', "K": ', Ks[rows].tolist(), ', "v": ', v[rows].tolist(),
+                            ', "placement": ', pl[rows].tolist(), ', "f": ', f[rows].tolist()]
+            if split:
+                pieces += [', "b_input": ', bI[rows].tolist(), ', "b_weight": ',
+                           bW[rows].tolist(), ', "b": ', b[rows].tolist()]
+            else:
+                pieces += [', "b": ', b[rows].tolist()]
+            pieces += ['}, "lower_bound": ', lv, ', "lower_bound_exact": "', le, '", ']
+            if bs == 0:
+                pieces.append(_NO_OPTIMUM)
+            elif bs == 3:
+                pieces.append(mid[rows].tolist())
+            else:
+                pieces += [f'"exact": true, "exact_basis": {_BASIS_TEXT[bs]}, "optimum": ', lv,
+                           ', "optimum_exact": "', le,
+                           f'", "optimum_basis": {_BASIS_TEXT[bs]}']
+            pieces.append(', "terms": [')
+            sep = ""
+            for j, name in enumerate(g.names):
+                if not mask_bits >> (2 * j) & 1:
+                    continue
+                if mask_bits >> (2 * j + 1) & 1:
+                    value, exact = _fractions(g.num[local, j], g.den[local, j])
+                else:
+                    value = exact = texts[j][local].tolist()
+                pieces += [f'{sep}{{"name": "{name}", "id": "{TERM_IDS[name]}", "value": ', value,
+                           ', "value_exact": "', exact, '"}']
+                sep = ", "
+            pieces.append("]}")
+            out[rows] = _joined(pieces, rows.size)
+    return out.tolist()
 
 
 def slow_line(line: bytes, lineno: int, report: Callable) -> dict:
@@ -137,25 +203,15 @@ def slow_line(line: bytes, lineno: int, report: Callable) -> dict:
     return batch_result(*read_batch_line(line, lineno), report)
 
 
-def _number_texts(num: np.ndarray, den: np.ndarray) -> tuple[list, list]:
-    """Per row, the JSON number and the exact string of ``num / den`` (reduced)."""
-    value = list(map(str, num.tolist()))
-    exact = value.copy()
-    for k in np.flatnonzero(den != 1).tolist():
-        n, d = int(num[k]), int(den[k])
-        value[k], exact[k] = json.dumps(n / d), f"{n}/{d}"
-    return value, exact
-
-
 def batch_bound_json(data: bytes, report: Callable) -> str:
     """The JSON list of ``bound --batch`` for the JSON lines ``data`` (split on ``\\n`` only);
     ``report(inst)`` is the per-instance report for the lines the array path does not take."""
     return "[" + ", ".join(batch_bound_rows(data, report)) + "]"
 
 
-def write_batch_bound_json(data: bytes, report: Callable, stream, chunk: int = 64) -> None:
+def write_batch_bound_json(data: bytes, report: Callable, stream, chunk: int = 2048) -> None:
     """Write :func:`batch_bound_json`'s text and a newline to ``stream``, ``chunk`` rows at a
-    time (small pieces: no copy of the whole output, which costs more than the bounds)."""
+    time (pieces of about a megabyte: no copy of the whole output)."""
     rows = batch_bound_rows(data, report)
     stream.write("[")
     for k in range(0, len(rows), chunk):
@@ -163,64 +219,71 @@ def write_batch_bound_json(data: bytes, report: Callable, stream, chunk: int = 6
     stream.write("]\n")
 
 
-def batch_bound_rows(data: bytes, report: Callable) -> list[str]:
-    """The JSON text of each result of ``bound --batch`` (one per non-blank line of ``data``)."""
-    lines = [(k, ln) for k, ln in enumerate(data.split(b"\n"), 1) if ln.strip()]
+def _read_lines(data: bytes) -> tuple[list[bytes], list]:
+    """``(texts, raws)``: the non-blank lines of ``data`` (split on ``\\n``) and each one's
+    JSON value (None where a line is not JSON; the per-instance reader names the fault)."""
+    texts = list(filter(bytes.strip, data.split(b"\n")))
     try:
-        raws = json.loads(b"[" + b",".join(ln for _, ln in lines) + b"]")
+        raws = json.loads(b"[" + b",".join(texts) + b"]")
     except Exception:  # noqa: BLE001 - malformed, not UTF-8, too deep...: line by line
         raws = None
-    if raws is not None and len(raws) != len(lines):
+    if raws is not None and len(raws) != len(texts):
         raws = None  # a line held several values (a comma inside): line by line
     if raws is None:
         raws = []
-        for _, ln in lines:
+        for ln in texts:
             try:
                 raws.append(json.loads(ln))
             except Exception:  # noqa: BLE001 - the per-instance reader names the fault
                 raws.append(None)
-    out: list[Optional[str]] = [None] * len(lines)
-    vec_rows, vec_fields = _fast_columns(raws)
-    taken = np.zeros(len(lines), bool)
+    return texts, raws
+
+
+def _line_numbers(data: bytes) -> list[int]:
+    """The 1-based line number of each non-blank line of ``data`` (as :func:`_read_lines`)."""
+    return [k for k, ln in enumerate(data.split(b"\n"), 1) if ln.strip()]
+
+
+_TABLE = '"table"'
+_NO_OPTIMUM = ('"exact": false, "exact_basis": null, "optimum": null, "optimum_exact": null, '
+               '"optimum_basis": null')
+
+
+def batch_bound_rows(data: bytes, report: Callable) -> list[str]:
+    """The JSON text of each result of ``bound --batch`` (one per non-blank line of ``data``)."""
+    texts, raws = _read_lines(data)
+    out: list[Optional[str]] = [None] * len(texts)
+    vec_rows, cols = _fast_columns(raws)
+    taken = np.zeros(len(texts), bool)
     taken[vec_rows] = True
-    fast_idx = vec_rows.tolist()
-    for i in np.flatnonzero(~taken).tolist():
-        out[i] = json.dumps(jsonable(slow_line(lines[i][1], lines[i][0], report)))
-    if not fast_idx:
+    slow = np.flatnonzero(~taken).tolist()
+    if slow:
+        linenos = _line_numbers(data)
+        for i in slow:
+            out[i] = json.dumps(jsonable(slow_line(texts[i], linenos[i], report)))
+    if not vec_rows.size:
         return out  # type: ignore[return-value]
-    cols = vec_fields
-    fields = cols.tolist()
     r = Rows(cols[:, 0], cols[:, 1], cols[:, 2], cols[:, 3],
              cols[:, 4].astype(bool) & (cols[:, 3] > 1), cols[:, 5], cols[:, 6], cols[:, 7],
              cols[:, 8])
     res = lower_bounds(r)
-    terms = _terms_text(res)
-    lb_value, lb_exact = _number_texts(res.num, res.den)
     # the basis of a known optimum: a theorem's exact case, a checked range, the table
-    basis = np.full(len(fields), "null", dtype=object)
-    basis[checked_rows(r)] = '"checked"'
-    basis[np.array([t is not None for t in res.theorem.tolist()], bool)] = '"theorem"'
-    opt_text = np.full(len(fields), None, dtype=object)
-    exact = basis != "null"
-    for k, known in table_optima_rows(fields, np.flatnonzero(~exact)).items():
-        basis[k] = '"table"'
-        opt_text[k] = _num(known.numerator, known.denominator, "optimum_exact")
-        exact[k] = known == Fraction(lb_exact[k])
-    basis_l, exact_l, opt_l = basis.tolist(), exact.tolist(), opt_text.tolist()
-    for k, i in enumerate(fast_idx):
-        P, m, K, v, vs, f, b, bI, bW = fields[k]
-        Ks = "null" if K == 0 else K
-        pl = "vshape" if vs else "looped"
-        durs = (f'"b_input": {bI}, "b_weight": {bW}, "b": {b}' if bI else f'"b": {b}')
-        bs, ex = basis_l[k], exact_l[k]
-        opt = opt_l[k]
-        if opt is None:
-            opt = (f'{lb_value[k]}, "optimum_exact": "{lb_exact[k]}"' if bs != "null"
-                   else _OPT_NULL)
-        out[i] = (f'{{"instance": {{"P": {P}, "m": {m}, "K": {Ks}, "v": {v}, "placement": '
-                  f'"{pl}", "f": {f}, {durs}}}, "lower_bound": {lb_value[k]}, '
-                  f'"lower_bound_exact": "{lb_exact[k]}", '
-                  f'"exact": {"true" if ex else "false"}, '
-                  f'"exact_basis": {bs if ex else "null"}, "optimum": {opt}, '
-                  f'"optimum_basis": {bs}, "terms": [{terms[k]}]}}')
+    basis = np.zeros(cols.shape[0], np.int8)           # 0 none, 1 theorem, 2 checked, 3 table
+    basis[checked_rows(r)] = 2
+    basis[np.not_equal(res.theorem, None)] = 1
+    table_mid = {}
+    candidates = np.flatnonzero(basis == 0)
+    if candidates.size:
+        for k, known in table_optima_rows(cols, candidates).items():
+            ex = known * int(res.den[k]) == int(res.num[k])
+            basis[k] = 3
+            table_mid[k] = (f'"exact": {"true" if ex else "false"}, '
+                            f'"exact_basis": {_TABLE if ex else "null"}, '
+                            f'"optimum": {_num(known.numerator, known.denominator, "optimum_exact")}, '
+                            f'"optimum_basis": {_TABLE}')
+    rows = _rows_text(cols, res, basis, table_mid)
+    if not slow:
+        return rows
+    for i, row in zip(vec_rows.tolist(), rows):
+        out[i] = row
     return out  # type: ignore[return-value]
