@@ -39,6 +39,28 @@ def run(args) -> int:
     elif args.markdown:
         print(markdown(verdicts), end="")
     else:
-        for v in verdicts:
-            print(f"{v.verdict:<15} {v.claim.id:<28} [{v.claim.definition}] {v.range}")
+        print("\n\n".join("\n".join(verdict_text(v)) for v in verdicts))
     return 0
+
+
+def verdict_text(v) -> list[str]:
+    """One claim for people: its statement, verdict, source, range and where its smallest
+    counterexample is (the orders document that ``--json`` prints and ``simulate`` replays)."""
+    from pipebounds.services.audit import show_value
+
+    c = v.claim
+    lines = [f"{v.verdict}: {c.claim}",
+             f"  id {c.id}, definition {c.definition}, schedule {c.generator}; source: {c.source}",
+             f"  checked on {v.range} ({v.instances} instances, {v.failures} failing)"]
+    d = v.counterexample
+    if d:
+        dur = d["durations"]
+        sizes = " ".join(f"{k}={show_value(dur[k])}" for k in ("F", "B", "I", "W") if k in dur)
+        lines.append(f"  smallest counterexample: P={d['P']} m={d['m']} v={d.get('v', 1)} "
+                     f"{sizes}: claimed {show_value(d['claimed_exact'])}, measured "
+                     f"{show_value(d['measured_exact'])}")
+        lines.append(f"  (its schedule: pipebounds audit --only {c.id} --json, under "
+                     "claims[].counterexample, an orders document pipebounds simulate replays)")
+    if c.note:
+        lines.append(f"  note: {c.note}")
+    return lines
