@@ -34,7 +34,8 @@ from typing import Optional
 
 import numpy as np
 
-from pipebounds.viz.gantt_data import GanttData, GanttError, busy_bands, gantt_data
+from pipebounds.viz.gantt_data import (GanttData, GanttError, busy_bands, gantt_data, stage_waves,
+                                       wave_alpha)
 from schedules.ops import KINDS
 from schedules.schedule import Schedule
 
@@ -142,15 +143,8 @@ def plot_gantt(schedule: Schedule, ax=None, memory: bool = True, title: Optional
 def _draw_bars(ax, data: GanttData, fig) -> list[str]:
     from matplotlib.collections import PolyCollection
 
-    inst = data.schedule.instance
     T = data.makespan
-    wave = np.zeros(data.n_ops, np.int64)
-    if inst.v > 1:
-        rank_of_stage = {}
-        for p in range(inst.P):
-            for i, s in enumerate(inst.stages_of(p)):
-                rank_of_stage[s] = i
-        wave = np.array([rank_of_stage[s] for s in data.stage.tolist()], np.int64)
+    wave = stage_waves(data)
     x0, x1 = data.start, data.end
     y0, y1 = data.gpu - 0.4, data.gpu + 0.4
     verts = np.stack([np.stack([x0, y0], 1), np.stack([x0, y1], 1), np.stack([x1, y1], 1),
@@ -162,7 +156,7 @@ def _draw_bars(ax, data: GanttData, fig) -> list[str]:
             sel = (data.kind == ki) & (wave == w)
             if not sel.any():
                 continue
-            alpha = 1.0 if w == 0 else max(0.45, 1.0 - 0.3 * int(w))
+            alpha = wave_alpha(int(w))
             ax.add_collection(PolyCollection(verts[sel], facecolors=COLORS[k], alpha=alpha,
                                              edgecolors="black", linewidths=lw, gid=f"ops-{k}"))
             if k not in kinds_used:

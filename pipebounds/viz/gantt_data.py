@@ -118,6 +118,21 @@ class GanttData:
         return out
 
 
+def stage_waves(data: GanttData) -> np.ndarray:
+    """Each op's wave on its GPU: 0 for the GPU's first stage, 1 for its second, ... (all 0 when
+    ``v = 1``). The pictures and the HTML page shade later waves lighter with :func:`wave_alpha`."""
+    inst = data.schedule.instance
+    if inst.v <= 1:
+        return np.zeros(data.n_ops, np.int64)
+    rank_of_stage = {s: i for p in range(inst.P) for i, s in enumerate(inst.stages_of(p))}
+    return np.array([rank_of_stage[s] for s in data.stage.tolist()], np.int64)
+
+
+def wave_alpha(w: int) -> float:
+    """The opacity of an op of wave ``w``: 1 for the first, 0.3 lighter per wave, at least 0.45."""
+    return 1.0 if w == 0 else max(0.45, 1.0 - 0.3 * int(w))
+
+
 def gantt_data(schedule: Schedule) -> GanttData:
     """Time ``schedule`` and gather what a chart shows; :class:`GanttError` if it has no timing."""
     res = simulate(schedule)

@@ -33,7 +33,7 @@ from typing import Optional
 import numpy as np
 
 from pipebounds.viz.gantt import AGGREGATE_BINS, COLORS, MAX_MEMORY_LINES, NAMES, VIOLATION_COLOR, describe
-from pipebounds.viz.gantt_data import GanttData, busy_bands, gantt_data
+from pipebounds.viz.gantt_data import GanttData, busy_bands, gantt_data, stage_waves, wave_alpha
 from schedules.ops import KINDS
 from schedules.schedule import Schedule
 
@@ -114,6 +114,7 @@ def gantt_figure(schedule: Schedule, title: Optional[str] = None,
         starts = [str(data.start_exact(k)) for k in range(data.n_ops)]
         ends = [str(data.end_exact(k)) for k in range(data.n_ops)]
         names = [data.op_name(k) for k in range(data.n_ops)]
+        alpha = [wave_alpha(int(w)) for w in stage_waves(data).tolist()]  # as the picture
         for ki, kind in enumerate(KINDS):
             sel = np.flatnonzero(data.kind == ki)
             if not len(sel):
@@ -123,7 +124,7 @@ def gantt_figure(schedule: Schedule, title: Optional[str] = None,
                 orientation="h", base=data.start[sel].tolist(),
                 x=(data.end[sel] - data.start[sel]).tolist(), y=data.gpu[sel].tolist(),
                 width=0.8, name=NAMES[kind], meta="ops",
-                marker={"color": COLORS[kind],
+                marker={"color": COLORS[kind], "opacity": [alpha[k] for k in sel.tolist()],
                         "line": {"color": [VIOLATION_COLOR if b else "#333333" for b in bad],
                                  "width": [3 if b else 0.5 for b in bad]}},
                 text=[str(j) for j in data.micro[sel].tolist()], textposition="inside",
