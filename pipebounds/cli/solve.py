@@ -124,6 +124,8 @@ def solve_report(inst: Instance, args, stop=None) -> dict:
             "lower_bound_exact": exact_string(bound),
             "seconds": round(res.seconds, 4),
             "nodes": res.nodes,
+            "proof": (res.stats or {}).get("proof"),
+            "unreported": list((res.stats or {}).get("unreported", [])),
             "engine": res.engine,
             "source": res.source,
             "interrupted": interrupted,
@@ -131,10 +133,21 @@ def solve_report(inst: Instance, args, stop=None) -> dict:
                 res.schedule, source=f"pipebounds solve ({res.engine})")}
 
 
+def _nodes_text(r: dict) -> str:
+    """The search effort for people: nodes of every engine, or why there was no search."""
+    if r["nodes"] == 0 and r["status"] == "optimal" and r.get("source") not in (
+            "search", "cpsat", "portfolio", None, ""):
+        return f"no search: the {r['source']} schedule meets the bound"
+    text = f"{r['nodes']} nodes"
+    if r.get("unreported"):
+        text += f" ({', '.join(r['unreported'])} stopped before reporting its count)"
+    return text
+
+
 def _text(inst: Instance, r: dict) -> str:
     head = (f"P={inst.P} m={inst.m} v={inst.v} K={inst.K if inst.K else 'inf'}: {r['status']}"
             f"  makespan {r['makespan_exact']}  lower bound {r['lower_bound_exact']}"
-            f"  ({r['seconds']:.2f} s, {r['nodes']} nodes, {r['engine']})"
+            f"  ({r['seconds']:.2f} s, {_nodes_text(r)}, {r['engine']})"
             + ("  [interrupted]" if r.get("interrupted") else ""))
     lines = [head]
     if r["schedule"] is not None:

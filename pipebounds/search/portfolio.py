@@ -51,6 +51,10 @@ SEQUENTIAL_SEARCH_SLICE = (0.25, 5.0)
 alone without a time limit) before CP-SAT takes over."""
 
 GRACE = 2.0
+DRAIN = 1.0
+"""Seconds the portfolio waits, once it has its answer (a proof, the limit, a signal), for the
+other engines to stop and report their own answers (their node counts, a better schedule);
+an engine still running then is terminated and listed in ``stats["unreported"]``."""
 """Seconds after the time limit that the parent waits for the engines' final reports."""
 
 
@@ -261,6 +265,23 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
                 break
     finally:
         stop.value = 1
+        drain_until = time.monotonic() + DRAIN
+        while alive and time.monotonic() < drain_until:  # the others' answers: nodes, schedules
+            try:
+                msg = q.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if isinstance(msg, _Failed):
+                alive.discard(msg.engine)
+            elif isinstance(msg, _Done):
+                alive.discard(msg.engine)
+                nodes += msg.nodes
+                stats["engines"].append((msg.engine, msg.status, msg.seconds))
+                if msg.makespan is not None and (best_ms is None or msg.makespan < best_ms):
+                    best_ms, best_orders, source = msg.makespan, msg.orders, msg.engine
+                if msg.lower > best_lower:
+                    best_lower = msg.lower
+        stats["unreported"] = sorted(alive)
         for p in procs.values():
             if p.is_alive():
                 p.terminate()
