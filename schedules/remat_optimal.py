@@ -498,7 +498,8 @@ def _ortools():
 def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None,
                   backward: bool = False, objective: str = "makespan",
                   positions: str = "anywhere", time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
-                  workers: int = 1, hint: Optional[Schedule] = None) -> RematResult:
+                  workers: int = 1, hint: Optional[Schedule] = None,
+                  catch_sigint: bool = True) -> RematResult:
     """The best recompute choices for the fixed order of ``schedule`` (module docstring).
 
     Memory: ``K`` (activations per GPU; default the instance's ``K``), or ``budget_bytes`` with
@@ -507,6 +508,9 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     ``span`` (the largest per-GPU span). ``positions``: ``anywhere`` or ``adjacent`` (see the
     choice space). ``hint``: a schedule with the same base order whose ``R`` placements start
     the search (by default :func:`schedules.remat.fit_memory`'s when it keeps the order).
+    ``catch_sigint``: CP-SAT's own SIGINT handler during the solve (off when the caller has
+    its own: after a solve with it on, a later SIGINT was seen to kill the process instead of
+    reaching the caller's handler).
     """
     t0 = time.monotonic()
     if objective not in OBJECTIVES:
@@ -668,6 +672,7 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
                            positions=positions, backward=backward,
                            seconds=time.monotonic() - t0, stats=stats)
     solver = cp_model.CpSolver()
+    solver.parameters.catch_sigint_signal = bool(catch_sigint)
     solver.parameters.num_workers = max(1, int(workers))
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)

@@ -185,7 +185,8 @@ def test_cli_instance_file_on_bound_solve_best_agrees_with_flags():
     assert a["instance"]["K"] == 1  # -K overrides the object's K
 
 
-def test_cli_sigterm_keeps_the_best():
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_cli_signal_keeps_the_best(sig, code):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "pipebounds", "synthesize", "-P", "6", "-m",
                              "16", "-K", "3", "--b-input", "1", "--b-weight", "1", "--json",
@@ -194,9 +195,9 @@ def test_cli_sigterm_keeps_the_best():
     line = proc.stderr.readline()
     assert "synthesize" in line or "theory" in line
     time.sleep(1.0)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
+    assert proc.returncode == code, err
     assert "Traceback" not in err
     r = json.loads(out)
     assert r["interrupted"] is True
@@ -235,3 +236,16 @@ def test_best_ranks_the_synthesized_schedule_and_every_entry_has_its_schedule():
     assert Fraction(r["gap_exact"]) == ms[0] / Fraction(r["lower_bound_exact"]) - 1
     bad = _run("best", "-P", "2", "-m", "2", "-K", "1", "--synthesize", "-1")
     assert bad.returncode == 2 and "--synthesize" in bad.stderr
+
+
+def test_solve_takes_the_synthesized_incumbent_and_checks_its_option():
+    out = _run("solve", "-P", "3", "-m", "4", "-K", "2", "--time-limit", "5", "--synthesize",
+               "1", "--json", "--quiet")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    sim = simulate(schedule_from_document(r["schedule"]))
+    assert sim.valid and sim.makespan == Fraction(r["makespan_exact"])
+    assert Fraction(r["lower_bound_exact"]) <= sim.makespan
+    for bad in ("-1", "soon", "inf"):
+        out = _run("solve", "-P", "2", "-m", "2", "--synthesize", bad)
+        assert out.returncode == 2 and "--synthesize" in out.stderr, bad

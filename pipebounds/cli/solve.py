@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import signal
 import sys
+import time
 
 from schedules.instance import Instance
 from schedules.io import document_from_schedule
@@ -27,6 +28,9 @@ from .common import CLIError, add_instance_flags, exact_string, instance_from_ar
 
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds per instance unless ``--time-limit`` says otherwise."""
+
+SYNTH_SHARE, SYNTH_MAX = 0.1, 5.0
+"""``--synthesize auto``: this share of the time limit, at most this many seconds."""
 
 EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
 """Exit status after an interrupt: 128 + the signal number, as shells report it."""
@@ -51,6 +55,11 @@ def register(sub) -> None:
                         "processes, the first proof wins), search (pure Python branch and "
                         "bound), cpsat (OR-tools CP-SAT), auto (alias of portfolio)")
     p.add_argument("--workers", type=int, default=1, help="CP-SAT threads (default 1)")
+    p.add_argument("--synthesize", type=str, default="auto", metavar="S|auto",
+                   help="seconds of `pipebounds synthesize` (list rules, families with optimal "
+                        "remat, neighbourhood search) whose schedule is the engines' first "
+                        "incumbent; 'auto' (default): 10%% of the time limit, at most "
+                        f"{SYNTH_MAX:g} s, for the portfolio and cpsat engines; 0: off")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", action="store_true",
                    help="print incumbent, bound, elapsed time and engine to stderr (default "
@@ -87,6 +96,50 @@ class _Interrupt:
         self.signum = signum
 
 
+def _synthesis_seconds(args, limit) -> float:
+    """The seconds of ``--synthesize`` (0: off); CLIError for a bad value."""
+    text = str(getattr(args, "synthesize", "0")).strip().lower()
+    if text == "auto":
+        if args.engine not in ("portfolio", "auto", "cpsat"):
+            return 0.0
+        return SYNTH_MAX if limit is None else min(SYNTH_MAX, SYNTH_SHARE * limit)
+    try:
+        t = float(text)
+    except ValueError:
+        raise CLIError(f"--synthesize must be a number of seconds or 'auto', got {text!r}"
+                       ) from None
+    if not t >= 0 or math.isinf(t):
+        raise CLIError(f"--synthesize must be a finite number of seconds >= 0, got {text!r}")
+    return t
+
+
+def _synthesized(inst: Instance, args, limit, channel):
+    """The schedule of a short synthesis (the engines' first incumbent), or None (off, or the
+    instance needs a feature the synthesis refuses)."""
+    seconds = _synthesis_seconds(args, limit)
+    if seconds <= 0 or (inst.K is None and inst.memory is None):
+        return None  # unconstrained memory: the known schedules are optimal already
+    from pipebounds.synthesis import SynthesisError, synthesize
+
+    try:
+        return synthesize(inst, time_limit=seconds, channel=_Quiet(channel),
+                          exact=False).schedule
+    except SynthesisError:
+        return None
+
+
+def _Quiet(outer):
+    """A channel with the caller's stop test only (the solve's progress reports the incumbent
+    it adopts)."""
+    from pipebounds.search.channel import Channel
+
+    class Quiet(Channel):
+        def stop(self) -> bool:
+            return outer.stop()
+
+    return Quiet()
+
+
 def solve_report(inst: Instance, args, stop=None) -> dict:
     """The JSON object of one solved instance."""
     from pipebounds.search import Progress, solve
@@ -98,12 +151,16 @@ def solve_report(inst: Instance, args, stop=None) -> dict:
     show = not args.quiet and (args.progress or sys.stderr.isatty())
     channel = Progress(inst.unit, stop=stop, enabled=show)
     limit = _time_limit(args.time_limit)
+    t0 = time.monotonic()
+    incumbent = _synthesized(inst, args, limit, channel)
+    left = None if limit is None else max(0.05, limit - (time.monotonic() - t0))
     if args.engine == "cpsat":  # in a process too, so that a signal gets its best answer
-        res = solve_portfolio(inst, SolveOptions(time_limit=limit, workers=args.workers),
+        res = solve_portfolio(inst, SolveOptions(time_limit=left, workers=args.workers,
+                                                 incumbent=incumbent),
                               channel=channel, engines=("cpsat",), engine_name="cpsat")
     else:
-        res = solve(inst, time_limit=limit, engine=args.engine, workers=args.workers,
-                    channel=channel)
+        res = solve(inst, time_limit=left, engine=args.engine, workers=args.workers,
+                    channel=channel, incumbent=incumbent)
     interrupted = bool(stop is not None and stop())
     # the certifier: a schedule whose makespan is an optimum known on another basis (theorem,
     # checked range, pipebounds/data/optima.jsonl) is optimal even when the solver did not prove it
@@ -157,7 +214,7 @@ def _text(inst: Instance, r: dict) -> str:
 
 
 def run(args) -> int:
-    _time_limit(args.time_limit)  # a bad value is a usage error before any work
+    _synthesis_seconds(args, _time_limit(args.time_limit))  # usage errors before any work
     stop = _Interrupt()
     saved = {s: signal.signal(s, stop.handler) for s in EXIT_SIGNAL}
     try:

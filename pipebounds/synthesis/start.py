@@ -117,7 +117,8 @@ def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
         try:  # best's optimal remat, hinted with the fast fit (its polish is slow at size)
             r = optimal_remat(sched, K=K, budget_bytes=budget, backward=backward,
                               time_limit=max(0.1, min(per_family, deadline - time.monotonic())),
-                              hint=None if backward else fitted_of.get(name))
+                              hint=None if backward else fitted_of.get(name),
+                              catch_sigint=False)
         except (RematError, ValueError) as exc:
             notes.append(f"{name}: {exc}")
             continue

@@ -122,7 +122,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                time_limit: float = 60.0, objective: str = "makespan",
                channel: Channel = SILENT, seed: int = 0, backward: bool = False,
                families=None, per_family: Optional[float] = None,
-               start=()) -> SynthesisResult:
+               start=(), exact: bool = True) -> SynthesisResult:
     """A valid schedule of ``inst`` under ``K`` (default ``inst.K``) or ``budget_bytes`` (with
     ``inst.memory``), improved until ``time_limit`` seconds (module docstring).
 
@@ -134,6 +134,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     ``per_family``: CP-SAT seconds per family for the optimal remat (default: a share of the
     limit). ``start``: ``(source, schedule)`` pairs to start from as well (e.g. ``best``'s
     entries; each kept only when valid under the limit), so the result is never worse.
+    ``exact``: run the exact phase on small instances (off when an exact solver runs next,
+    e.g. ``pipebounds solve``'s first incumbent).
     """
     t0 = time.monotonic()
     if objective not in OBJECTIVES:
@@ -211,7 +213,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                        "between I and W, which the CP-SAT model does not represent")
     # 2. exact phase -------------------------------------------------------------------------
     n_ops = sum(len(seq) for seq in state["best"][0].schedule.orders)
-    if lns_ok and objective == "makespan" and n_ops <= EXACT_OPS and not done():
+    if lns_ok and exact and objective == "makespan" and n_ops <= EXACT_OPS and not done():
         from pipebounds.search.cpsat import solve_cpsat
 
         cur = state["best"][0]
@@ -227,7 +229,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         if res.status == "optimal" and state["best"][1] == res.makespan:
             lb = max(lb, res.lower_bound)
             binding = binding + ("solver",)
-    elif objective == "makespan" and lns_ok:
+    elif objective == "makespan" and lns_ok and exact:
         methods.append(f"exact phase skipped: {n_ops} ops > {EXACT_OPS}")
     if exact_lb > lb and state["best"][1] >= exact_lb:
         lb, binding = exact_lb, binding + ("solver",)
