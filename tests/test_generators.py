@@ -24,7 +24,7 @@ from schedules.generators.list_scheduler import list_schedule
 from schedules.generators.vshape_controllable import v_half_memory, v_min_memory
 
 CLI_NAMES = ["gpipe", "1f1b", "interleaved", "looped-bfs", "hanayo", "zb-h1", "zb-h2",
-             "zb-2p", "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev"]
+             "zb-2p", "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev", "dualpipev-fb"]
 GRID_P = range(1, 9)
 GRID_M = range(1, 25)
 
@@ -77,7 +77,7 @@ def test_valid_on_the_whole_grid(name):
         assert res.valid, (name, P, m, v, res.errors[:3])
         assert sched.source == name
         built += 1
-    if name == "dualpipev":  # needs m >= 2P, as torch's ScheduleDualPipeV
+    if name.startswith("dualpipev"):  # needs m >= 2P, as torch's ScheduleDualPipeV
         assert refused == sum(1 for P, m in itertools.product(GRID_P, GRID_M) if m < 2 * P)
     else:
         assert refused == 0
@@ -92,7 +92,7 @@ def test_other_durations_valid(name):
             try:
                 sched = generate(name, home(gen, P, m, v, dur))
             except GeneratorError:
-                assert name == "dualpipev" and m < 2 * P
+                assert name.startswith("dualpipev") and m < 2 * P
                 continue
             assert simulate(sched).valid
 
@@ -310,6 +310,25 @@ def test_dualpipev_memory_and_makespan():
                                                           b_I=1, b_W=1)))
             assert res.peak_memory == [2 * P + 1] * P
             assert global_bubble(res) == P - 1
+
+
+def test_dualpipev_fb_is_torchs_overlapped_order_and_stays_valid():
+    """dualpipev-fb (torch's OVERLAP_F_B chunks as F&B ops): valid, the same ops as dualpipev,
+    peak at most 2P + 1 like it (an F&B releases and stores at its end), above the bound OV1."""
+    from bounds import lower_bound
+
+    for P in range(1, 6):
+        for m in range(2 * P, 3 * P + 2):
+            for d in (None, 3, 2, Fraction(3, 2)):
+                kw = {} if d is None else {"d_FB": d}
+                inst = Instance(P=P, m=m, v=2, placement="vshape", b_I=1, b_W=1, **kw)
+                sched = generate("dualpipev-fb", inst)
+                res = simulate(sched)
+                assert res.valid, (P, m, d, res.errors[:2])
+                plain = generate("dualpipev", inst)
+                assert [sorted(a) for a in sched.orders] == [sorted(a) for a in plain.orders]
+                assert max(res.peak_memory) <= 2 * P + 1
+                assert lower_bound(inst).value <= res.makespan
 
 
 def test_hanayo_memory():

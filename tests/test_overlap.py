@@ -154,3 +154,48 @@ def test_joined_orders_with_shuffles_deadlock_iff_reference_finds_a_cycle(data):
     if not ref.deadlock:
         assert res.makespan == ref.makespan
         assert res.peak_memory == ref.peak
+
+
+def test_gantt_draws_an_overlap_as_two_halves_of_one_bar(tmp_path):
+    from pipebounds.viz.gantt import save_gantt
+    from pipebounds.viz.gantt_data import busy_bands, gantt_data
+
+    d = gantt_data(_hand_case())
+    centre, height = d.bar_rows
+    k = [d.op_name(i) for i in range(d.n_ops)].index("1B0")     # backward part, then forward
+    assert d.op_name(k + 1) == "1F1" and d.fused[k]
+    assert (centre[k], centre[k + 1], height[k]) == (1.2, 0.8, 0.4)
+    assert d.start[k] == d.start[k + 1] == 2 and d.end[k] == d.end[k + 1] == 4.5
+    assert d.mem_after[k] == d.mem_after[k + 1] == 1
+    edges, frac = busy_bands(d, 17)
+    assert frac.sum(axis=(1, 2)) * (edges[1] - edges[0]) == pytest.approx([6, 5.5])
+    times, counts = d.memory_steps(1)   # the store of 1F1 counts at the op's end, 9/2
+    assert list(zip(times.tolist(), counts.tolist()))[:3] == [(0, 0), (1, 1), (4.5, 1)]
+    save_gantt(_hand_case(), str(tmp_path / "g.png"))
+    assert (tmp_path / "g.png").stat().st_size > 0
+
+
+def test_torch_overlap_f_b_round_trip():
+    from schedules.interop.torch import from_pipeline_order, to_pipeline_order, to_torch_csv
+
+    sched = _hand_case()
+    order = to_pipeline_order(sched)
+    assert order[1] == ["1F0", "(1F1;1B0)OVERLAP_F_B", "1B1"]
+    back = from_pipeline_order(order, sched.instance)
+    assert back.overlaps == sched.overlaps and back.orders == sched.orders
+    assert simulate(back).makespan == Fraction(17, 2)
+    assert "(1F1;1B0)OVERLAP_F_B" in to_torch_csv(sched)
+
+
+def test_torch_comms_order_with_an_overlap_checks_against_the_written_parts():
+    from schedules.interop.torch import from_pipeline_order
+
+    inst = Instance(P=2, m=2, f=1, b=2, d_FB=Fraction(5, 2))
+    order = {0: ["0F0", "0SEND_F0", "0F1", "0SEND_F1", "0RECV_B0", "0B0", "0RECV_B1", "0B1"],
+             1: ["1RECV_F0", "1F0", "1RECV_F1", "(1F1;1B0)OVERLAP_F_B", "1SEND_B0", "1B1",
+                 "1SEND_B1"]}
+    sched = from_pipeline_order(order, inst)
+    assert sched.comms is not None and sched.overlaps == ((), (1,))
+    r = simulate(sched)
+    assert r.valid, r.errors
+    assert r.makespan == Fraction(17, 2)

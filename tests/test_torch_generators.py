@@ -32,7 +32,7 @@ PAIRS = [
     ("interleaved-zb", "ScheduleInterleavedZeroBubble", 2, "loop", True),
     ("interleaved-zb", "ScheduleInterleavedZeroBubble", 3, "loop", True),
     ("zbv", "ScheduleZBVZeroBubble", 2, "v", True),
-    ("dualpipev", "ScheduleDualPipeV", 2, "v", True),
+    ("dualpipev-fb", "ScheduleDualPipeV", 2, "v", True),   # OVERLAP_F_B: F&B ops
 ]
 
 

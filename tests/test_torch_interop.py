@@ -98,15 +98,21 @@ def test_static_order_and_lowered_order_have_the_same_compute_ops(name, P, m):
     assert static.orders == lowered.orders
 
 
-def test_dualpipev_overlapped_actions_are_split_forward_first():
+def test_dualpipev_overlapped_actions_become_overlapped_ops():
+    """Each OVERLAP_F_B action is one F&B op (MODEL.md, third-round extensions): the schedule
+    lists its backward part, then its forward part, and marks the pair in ``overlaps``."""
     obj = build("ScheduleDualPipeV", 2, 4)
     overlapped = [a for a in obj.pipeline_order[0] if a is not None and a.sub_actions]
     assert overlapped, "DualPipeV should have OVERLAP_F_B actions"
     sched = from_torch_schedule(obj, order="static")
     seq = [str(op) for op in sched.orders[0]]
+    starts = sched.overlap_starts(0)
+    assert len(starts) == len(overlapped)
     for a in overlapped:
         fwd, bwd = (str(x) for x in a.sub_actions)
-        assert seq[seq.index(fwd) + 1] == bwd
+        i = seq.index(bwd)
+        assert seq[i + 1] == fwd and i in starts
+        assert f"{fwd}&{bwd}" in sched.actions(0)
 
 
 @pytest.mark.parametrize("P, m", [(1, 1), (1, 3), (2, 2), (2, 5), (3, 3), (4, 8), (5, 7)])

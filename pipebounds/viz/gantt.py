@@ -146,7 +146,8 @@ def _draw_bars(ax, data: GanttData, fig) -> list[str]:
     T = data.makespan
     wave = stage_waves(data)
     x0, x1 = data.start, data.end
-    y0, y1 = data.gpu - 0.4, data.gpu + 0.4
+    centre, height = data.bar_rows       # an F&B op: forward upper half, backward lower half
+    y0, y1 = centre - height / 2, centre + height / 2
     verts = np.stack([np.stack([x0, y0], 1), np.stack([x0, y1], 1), np.stack([x1, y1], 1),
                       np.stack([x1, y0], 1)], 1)
     kinds_used = []
@@ -170,8 +171,9 @@ def _draw_bars(ax, data: GanttData, fig) -> list[str]:
     widths_pts = (x1 - x0) * pts_per_unit
     labels_len = np.floor(np.log10(np.maximum(data.micro, 1))).astype(np.int64) + 1
     sizes = np.minimum(7.0, widths_pts / (0.65 * labels_len + 0.6))
+    sizes = np.where(data.overlapped, np.minimum(sizes, 5.0), sizes)
     for k in np.flatnonzero(sizes >= 3.5):
-        ax.text((x0[k] + x1[k]) / 2, data.gpu[k], str(data.micro[k]), ha="center", va="center",
+        ax.text((x0[k] + x1[k]) / 2, centre[k], str(data.micro[k]), ha="center", va="center",
                 fontsize=float(sizes[k]), color="white")
     return kinds_used
 

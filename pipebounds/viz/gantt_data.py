@@ -58,6 +58,9 @@ class GanttData:
     offending: np.ndarray   # bool: the op runs while its GPU holds more than K
     offsets: np.ndarray
     blocked: tuple = ()     # (gpu, action string, time) per GPU stuck in a deadlock
+    fused: np.ndarray = None  # type: ignore[assignment]
+    """bool per op: the first (backward) part of an ``F&B`` op, whose forward part is the next
+    op; both parts share one time window and are drawn as the two halves of one bar."""
 
     @property
     def n_ops(self) -> int:
@@ -76,6 +79,39 @@ class GanttData:
     def op_name(self, k: int) -> str:
         return f"{self.stage[k]}{KINDS[self.kind[k]]}{self.micro[k]}"
 
+    @cached_property
+    def overlapped(self) -> np.ndarray:
+        """bool per op: a part of an ``F&B`` op (either half)."""
+        out = np.zeros(self.n_ops, bool)
+        if self.fused is not None and self.fused.any():
+            k = np.flatnonzero(self.fused)
+            out[k] = out[k + 1] = True
+        return out
+
+    @cached_property
+    def bar_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(centre, height)`` of each op's bar in GPU-row units: ``(gpu, 0.8)`` for an op, and
+        for an ``F&B`` op its forward part on the upper half ``(gpu - 0.2, 0.4)`` and its
+        backward part on the lower half ``(gpu + 0.2, 0.4)`` (rows grow downward)."""
+        centre = self.gpu.astype(float)
+        height = np.full(self.n_ops, 0.8)
+        if self.fused is not None and self.fused.any():
+            k = np.flatnonzero(self.fused)
+            centre[k] += 0.2
+            centre[k + 1] -= 0.2
+            height[k] = height[k + 1] = 0.4
+        return centre, height
+
+    def _store_times(self, lo: int, hi: int) -> np.ndarray:
+        """When each op of ``[lo, hi)`` would store: its start, or its end for the forward
+        part of an ``F&B`` op (both parts' memory effects happen at the op's end)."""
+        out = self.start[lo:hi].copy()
+        if self.fused is not None and self.fused.any():
+            late = np.zeros(self.n_ops, bool)
+            late[np.flatnonzero(self.fused) + 1] = True
+            out[late[lo:hi]] = self.end[lo:hi][late[lo:hi]]
+        return out
+
     def memory_steps(self, p: int) -> tuple[np.ndarray, np.ndarray]:
         """Step function of GPU ``p``'s live activations: ``(times, counts)``, the count holding
         from each time to the next (a store counts at its op's start, a release at its op's end;
@@ -83,7 +119,7 @@ class GanttData:
         lo, hi = self.offsets[p], self.offsets[p + 1]
         store, release = self._store_release
         st, rl = store[lo:hi], release[lo:hi]
-        times = np.concatenate(([0.0], self.start[lo:hi][st], self.end[lo:hi][rl]))
+        times = np.concatenate(([0.0], self._store_times(lo, hi)[st], self.end[lo:hi][rl]))
         delta = np.concatenate(([0], np.ones(int(st.sum()), np.int64),
                                 -np.ones(int(rl.sum()), np.int64)))
         order = np.lexsort((delta, times))
@@ -138,7 +174,8 @@ def gantt_data(schedule: Schedule) -> GanttData:
     res = simulate(schedule)
     if res.start_units is None and schedule.comms is not None and \
             {v.rule for v in res.violations} <= {"comm_order", "comm_deadlock"}:
-        timed = simulate(Schedule(schedule.instance, schedule.orders, schedule.source))
+        timed = simulate(Schedule(schedule.instance, schedule.orders, schedule.source, None,
+                                  schedule.overlaps))
         res = replace(timed, violations=res.violations + timed.violations)
     if res.start_units is None and res.violations and \
             {v.rule for v in res.violations} <= {"deadlock", "memory"}:
@@ -150,7 +187,8 @@ def gantt_data(schedule: Schedule) -> GanttData:
     mem_after, offending = _memory_marks(c)
     u = res.unit
     return GanttData(schedule, res, c.gpu, c.kind, c.stage, c.micro,
-                     res.start_units / u, res.end_units / u, mem_after, offending, c.offsets)
+                     res.start_units / u, res.end_units / u, mem_after, offending, c.offsets,
+                     fused=c.fused)
 
 
 def _memory_marks(c) -> tuple[np.ndarray, np.ndarray]:
@@ -166,6 +204,9 @@ def _memory_marks(c) -> tuple[np.ndarray, np.ndarray]:
         mem_after[lo:hi] = during - release[lo:hi]
         if K is not None:
             offending[lo:hi] = during > K
+    if c.fused is not None and c.fused.any():  # an F&B op: one state after both parts
+        k = np.flatnonzero(c.fused)
+        mem_after[k] = mem_after[k + 1]
     return mem_after, offending
 
 
@@ -184,8 +225,12 @@ def _deadlocked(schedule: Schedule, res: SimulationResult) -> GanttData:
     for p in range(inst.P):
         ran = ends[c.offsets[p]:c.offsets[p + 1]] >= 0
         prefix.append(int(ran.argmin()) if not ran.all() else int(len(ran)))
+    overlaps = None
+    if schedule.overlaps is not None:  # an F&B op runs whole or not at all: cut between ops
+        overlaps = tuple(tuple(i for i in schedule.overlaps[p] if i + 1 < k)
+                         for p, k in enumerate(prefix))
     part = Schedule(inst, tuple(seq[:k] for seq, k in zip(schedule.orders, prefix)),
-                    schedule.source)
+                    schedule.source, None, overlaps)
     pc = compile_schedule(part)
     end_units = np.concatenate([ends[c.offsets[p]:c.offsets[p] + k]
                                 for p, k in enumerate(prefix)]).astype(np.int64)
@@ -199,7 +244,7 @@ def _deadlocked(schedule: Schedule, res: SimulationResult) -> GanttData:
     blocked = tuple((p, c.op_name(o), float(end_units[pc.offsets[p + 1] - 1]) / u
                      if pc.offsets[p + 1] > pc.offsets[p] else 0.0) for p, o, _ in stuck)
     return GanttData(part, timed, pc.gpu, pc.kind, pc.stage, pc.micro, start_units / u,
-                     end_units / u, mem_after, offending, pc.offsets, blocked)
+                     end_units / u, mem_after, offending, pc.offsets, blocked, pc.fused)
 
 
 def busy_bands(data: GanttData, bins: int) -> tuple[np.ndarray, np.ndarray]:
@@ -212,7 +257,13 @@ def busy_bands(data: GanttData, bins: int) -> tuple[np.ndarray, np.ndarray]:
     frac = np.zeros((P, len(KINDS), bins))
     for p in range(P):
         lo, hi = data.offsets[p], data.offsets[p + 1]
-        s, e, k = data.start[lo:hi], data.end[lo:hi], data.kind[lo:hi]
+        s, e, k = data.start[lo:hi].copy(), data.end[lo:hi].copy(), data.kind[lo:hi]
+        if data.fused is not None and data.fused[lo:hi].any():
+            # an F&B op counts half its window for each part: the GPU's busy time stays exact
+            a = np.flatnonzero(data.fused[lo:hi])
+            mid = (s[a] + e[a]) / 2
+            e[a] = mid
+            s[a + 1] = mid
         for ki in range(len(KINDS)):
             mask = k == ki
             if not mask.any():

@@ -115,6 +115,7 @@ def gantt_figure(schedule: Schedule, title: Optional[str] = None,
         ends = [str(data.end_exact(k)) for k in range(data.n_ops)]
         names = [data.op_name(k) for k in range(data.n_ops)]
         alpha = [wave_alpha(int(w)) for w in stage_waves(data).tolist()]  # as the picture
+        centre, height = data.bar_rows   # an F&B op: forward upper half, backward lower half
         for ki, kind in enumerate(KINDS):
             sel = np.flatnonzero(data.kind == ki)
             if not len(sel):
@@ -122,17 +123,19 @@ def gantt_figure(schedule: Schedule, title: Optional[str] = None,
             bad = data.offending[sel]
             fig.add_trace(go.Bar(
                 orientation="h", base=data.start[sel].tolist(),
-                x=(data.end[sel] - data.start[sel]).tolist(), y=data.gpu[sel].tolist(),
-                width=0.8, name=NAMES[kind], meta="ops",
+                x=(data.end[sel] - data.start[sel]).tolist(), y=centre[sel].tolist(),
+                width=height[sel].tolist(), name=NAMES[kind], meta="ops",
                 marker={"color": COLORS[kind], "opacity": [alpha[k] for k in sel.tolist()],
                         "line": {"color": [VIOLATION_COLOR if b else "#333333" for b in bad],
                                  "width": [3 if b else 0.5 for b in bad]}},
                 text=[str(j) for j in data.micro[sel].tolist()], textposition="inside",
                 insidetextanchor="middle",
                 customdata=[[int(k), names[k], int(data.stage[k]), int(data.micro[k]), starts[k],
-                             ends[k], int(data.mem_after[k]), bool(data.offending[k])]
+                             ends[k], int(data.mem_after[k]), bool(data.offending[k]),
+                             int(data.gpu[k])]
                             for k in sel.tolist()],
-                hovertemplate=("<b>%{customdata[1]}</b> on GPU %{y}<br>stage %{customdata[2]}, "
+                hovertemplate=("<b>%{customdata[1]}</b> on GPU %{customdata[8]}<br>stage "
+                               "%{customdata[2]}, "
                                "microbatch %{customdata[3]}<br>start %{customdata[4]}, end "
                                "%{customdata[5]}<br>live activations after it: %{customdata[6]}"
                                "<br>above K: %{customdata[7]}<extra></extra>")),

@@ -27,7 +27,7 @@ from typing import Callable, Optional
 from ..instance import Instance, require
 from ..schedule import Schedule
 from .common import GeneratorError, has_placement
-from .dualpipev import dualpipev
+from .dualpipev import dualpipev, dualpipev_fb
 from .gpipe import gpipe
 from .hanayo import hanayo
 from .interleaved import interleaved
@@ -118,6 +118,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("v-min", v_min, "V-Min, a third of 1F1B's memory (Qi et al. 2024b)",
               Requires(2, 2, "vshape", True)),
     Generator("dualpipev", dualpipev, "DualPipeV (DeepSeek 2024, torch's ScheduleDualPipeV)",
+              Requires(2, 2, "vshape", True)),
+    Generator("dualpipev-fb", dualpipev_fb,
+              "DualPipeV with its overlapped chunks as F&B ops (torch's OVERLAP_F_B)",
               Requires(2, 2, "vshape", True)),
 )}
 

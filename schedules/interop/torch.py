@@ -42,7 +42,7 @@ from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional
 
 from ..instance import PLACEMENTS, Instance, placement_stage_to_rank
-from ..ops import Op, split_action
+from ..ops import OVERLAP_SEP, Op, split_action
 from ..comms import COMM_KINDS
 from ..schedule import Schedule, ScheduleError
 from schedules.errors import InputError
@@ -193,8 +193,42 @@ def from_pipeline_order(pipeline_order, instance: Instance, source: str = "torch
     orders = tuple(tuple(Op.parse(t) for t in seq if split_action(t)[1] not in COMM_KINDS)
                    for seq in tokens)
     has_comms = any(split_action(t)[1] in COMM_KINDS for seq in tokens for t in seq)
+    orders, overlaps = _with_overlaps(pipeline_order, instance.P, orders)
     return Schedule(instance, orders, source=source,
-                    comms=tuple(tuple(seq) for seq in tokens) if has_comms else None)
+                    comms=tuple(tuple(seq) for seq in tokens) if has_comms else None,
+                    overlaps=overlaps)
+
+
+def _is_overlap(action) -> bool:
+    if isinstance(action, str):
+        match = _OVERLAP_STRING.match(action.strip())
+        return bool(match) and match.group(2) == OVERLAP
+    ctype = getattr(action, "computation_type", None)
+    return getattr(ctype, "value", str(ctype)) == OVERLAP and bool(getattr(action, "sub_actions",
+                                                                           None))
+
+
+def _with_overlaps(pipeline_order, P: int, orders):
+    """``(orders, overlaps)``: each ``OVERLAP_F_B`` action whose parts are one forward and one
+    backward (``B`` or ``I``) becomes one ``F&B`` op (MODEL.md third-round extensions; listed
+    backward part first, :attr:`Schedule.overlaps`); other groupings stay their parts in order."""
+    per_rank = _per_rank(pipeline_order, P)
+    if not any(_is_overlap(a) for actions in per_rank.values() for a in actions):
+        return orders, None
+    new_orders, overlaps = list(orders), []
+    for p in range(P):
+        seq, starts = [], []
+        for action in per_rank.get(p, []):
+            ops = action_ops(action, p)
+            if _is_overlap(action) and len(ops) == 2 and ops[0].kind == "F" \
+                    and ops[1].kind in ("B", "I"):
+                starts.append(len(seq))
+                seq += [ops[1], ops[0]]
+            else:
+                seq += ops
+        new_orders[p] = tuple(seq)
+        overlaps.append(tuple(starts))
+    return tuple(new_orders), tuple(overlaps)
 
 
 def instance_from_pipeline_order(pipeline_order, *, K=None, f=1, b=None, b_I=None, b_W=None,
@@ -309,7 +343,7 @@ def renumber_microbatches(schedule: Schedule, new) -> Schedule:
         raise InteropError(f"{list(new)[:8]} is not a permutation of 0..{schedule.instance.m - 1}")
     orders = tuple(tuple(Op(op.stage, op.kind, new[op.microbatch]) for op in seq)
                    for seq in schedule.orders)
-    return Schedule(schedule.instance, orders, schedule.source)
+    return Schedule(schedule.instance, orders, schedule.source, None, schedule.overlaps)
 
 
 def for_torch_runtime(schedule: Schedule) -> tuple[Schedule, Optional[tuple[int, ...]]]:
@@ -331,7 +365,8 @@ def for_torch_runtime(schedule: Schedule) -> tuple[Schedule, Optional[tuple[int,
 
 def to_pipeline_order(schedule: Schedule, renumber: bool = True) -> dict[int, list[str]]:
     """``rank -> action strings`` that torch's runtime loads (``compute_only``): the schedule's
-    ops in order, microbatches renumbered when torch needs it (:func:`for_torch_runtime`;
+    ops in order (an ``F&B`` op as torch's ``(0F3;3B1)OVERLAP_F_B``), microbatches renumbered
+    when torch needs it (:func:`for_torch_runtime`;
     ``renumber=False`` writes them as they are, which torch 2.13 runs wrongly when the last
     stage's forwards are out of order). Raises :class:`InteropError` when the schedule has
     ``R`` ops (:data:`NO_RECOMPUTE`)."""
@@ -339,7 +374,16 @@ def to_pipeline_order(schedule: Schedule, renumber: bool = True) -> dict[int, li
         schedule, _ = for_torch_runtime(schedule)
     else:
         for_torch_runtime(schedule)  # the R check
-    return {p: [str(op) for op in seq] for p, seq in enumerate(schedule.orders)}
+    return {p: [_torch_action(a) for a in schedule.actions(p)]
+            for p in range(len(schedule.orders))}
+
+
+def _torch_action(action: str) -> str:
+    """torch's string of one action: an ``F&B`` op ``0F3&3B1`` is ``(0F3;3B1)OVERLAP_F_B``."""
+    if OVERLAP_SEP in action:
+        fwd, bwd = action.split(OVERLAP_SEP)
+        return f"({fwd};{bwd}){OVERLAP}"
+    return action
 
 
 def to_torch_csv(schedule: Schedule, renumber: bool = True) -> str:
