@@ -63,8 +63,9 @@ def test_figure_data_covers_every_op_with_hover_facts():
     assert sorted(r[0] for r in rows) == list(range(sched.num_ops))
     times = simulate(sched).op_times()
     ops = [op for _, op in sched.ops()]
-    for idx, name, stage, mb, start, end, mem, over in rows:
+    for idx, name, stage, mb, start, end, mem, over, gpu in rows:
         op = ops[idx]
+        assert gpu == data.gpu[idx]   # the hover names the GPU (an F&B half sits off its row)
         assert name == str(op) and (stage, mb) == (op.stage, op.microbatch)
         assert (start, end) == tuple(str(t) for t in times[op])
         assert mem == data.mem_after[idx] and over is False
