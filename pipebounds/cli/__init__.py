@@ -18,7 +18,7 @@ from schedules.errors import PipeboundsError
 from .common import CLIError
 
 COMMANDS = ("bound", "solve", "generate", "simulate", "gantt", "report", "frontier", "remat", "best",
-            "synthesize", "audit", "export", "sweep")
+            "synthesize", "audit", "export", "sweep", "execute", "profile")
 """Command modules, in the order ``pipebounds --help`` lists them."""
 
 

@@ -151,3 +151,43 @@ def execute_documents(docs: Sequence[dict], world_size: int, spec: Optional[Mode
 def max_grad_error(report: dict) -> float:
     """The largest ``grad_error`` over the ranks of one report (inf when a rank failed)."""
     return max((r.get("grad_error", float("inf")) for r in report["ranks"]), default=0.0)
+
+
+def profile_spec(spec: ModelSpec, S: int, repeat: int = 5) -> dict:
+    """:func:`.profile.profile_stages` of the built-in model ``spec`` cut into ``S`` stages
+    (one microbatch of ``spec.microbatch_size``)."""
+    from .profile import profile_stages
+
+    torch.set_num_threads(1)  # as each executing rank runs
+    inputs, targets = microbatches(spec, 1)
+    return profile_stages(build_stages(spec, S), inputs[0], targets[0], loss_fn, repeat)
+
+
+def execute(doc: dict, world_size: int, spec: Optional[ModelSpec] = None, check: bool = True,
+            warmup: bool = True) -> dict:
+    """Run one orders document (``pipebounds execute``): profile the built-in model on this
+    process, run the document on ``world_size`` gloo ranks (a warm-up step first when
+    ``warmup``, then the measured one, :func:`execute_documents`) and compare per rank the
+    measured peak activations with the simulator's, the measured peak bytes of saved tensors
+    with the bytes model of the profile (``predicted_peak_bytes``: the simulator's
+    ``peak_bytes`` minus the static bytes), and the slowest rank's step time with the makespan
+    of the orders under the profiled durations (``predicted_seconds``)."""
+    from .profile import instance_with_profile
+
+    spec = spec or ModelSpec()
+    sched = schedule_from_document(doc)
+    profile = profile_spec(spec, sched.instance.S)
+    runs = execute_documents([doc, doc] if warmup else [doc], world_size, spec, check, profile)
+    report = runs[-1]
+    timed_inst = instance_with_profile(sched.instance, profile)
+    timed = simulate(sched.with_instance(timed_inst))
+    static = timed_inst.memory.static
+    for r in report["ranks"]:
+        p = r["rank"]
+        r["predicted_peak_bytes"] = (int(timed.peak_bytes[p] - static[p])
+                                     if timed.peak_bytes is not None else None)
+    report["profile"] = profile
+    report["model"] = {"name": spec.name, "width": spec.width, "seq": spec.seq,
+                       "heads": spec.heads, "microbatch_size": spec.microbatch_size,
+                       "dtype": spec.dtype}
+    return report
