@@ -62,7 +62,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from schedules.io import document_from_schedule
     from schedules.simulate import simulate
-    from .common import CLIError, print_json, read_one_schedule
+    from .common import CLIError, exact_or_none, number_or_none, print_json, read_one_schedule
 
     spec = model_spec(args)
     schedule = read_one_schedule(args.file, "execute runs")
@@ -82,8 +82,10 @@ def run(args) -> int:
         r["grad_error"] <= TOLERANCE and r["peak_activations"] == r["simulated_peak"]
         for r in report["ranks"]))
     if args.json:
-        out = {k: report[k] for k in ("losses", "makespan", "measured_seconds",
-                                      "predicted_seconds", "model", "profile")}
+        out = {k: report[k] for k in ("losses", "measured_seconds", "predicted_seconds",
+                                      "model", "profile")}
+        out["makespan"] = number_or_none(report["makespan"])  # model units of the document
+        out["makespan_exact"] = exact_or_none(report["makespan"])
         out["loss_error"] = report.get("loss_error")
         out["ranks"] = [{k: r.get(k) for k in ("rank", "error", "grad_error", "peak_activations",
                                                "simulated_peak", "peak_bytes",
@@ -105,8 +107,9 @@ def run(args) -> int:
                   f"(simulated {r['simulated_peak']})  peak bytes {r['peak_bytes']} "
                   f"(predicted {r['predicted_peak_bytes']})  step {r['step_seconds'] * 1e3:.2f} ms")
         pred = report.get("predicted_seconds")
+        pred_text = f"{pred * 1e3:.2f} ms" if pred is not None else "none (invalid timing)"
         print(f"  step time {report['measured_seconds'] * 1e3:.2f} ms, simulated makespan with "
-              f"the profiled durations {pred * 1e3:.2f} ms" if pred is not None else "")
+              f"the profiled durations {pred_text}")
         if args.check:
             print("  check: " + ("ok" if ok else "FAILED"))
     return 0 if ok else 1
