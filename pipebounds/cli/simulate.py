@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from schedules.comms import P2P_MODES, check_p2p
 from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.simulate import simulate
 from .common import CLIError, exact_string, number, print_json, quantities, quantity, read_text
@@ -15,17 +16,42 @@ def register(sub) -> None:
                                    "them. Exit 0 if all are valid, 1 if one is not, 2 on bad input.")
     p.add_argument("file", help="orders document (JSON), or - for standard input")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--p2p", choices=P2P_MODES, default=None,
+                   help="also run the send/receive order (the document's comms, or receives "
+                        "right before and sends right after their ops) under these send "
+                        "semantics: buffered (torch's dry run) or blocking (NCCL: a send waits "
+                        "for its receive); a hang is a comm_deadlock error, reported with a "
+                        "corrected order when rank parity or deferred receives fix it")
     p.set_defaults(func=run)
 
 
-def simulation_report(schedule) -> dict:
-    """The JSON object of one simulated document (CLI.md keys, plus extras)."""
+def p2p_report(schedule, semantics: str) -> dict:
+    """``simulate --p2p``: the send/receive order under ``semantics`` (CLI.md, issue 24)."""
+    chk = check_p2p(schedule, semantics)
+    return {"semantics": semantics, "comms_derived": chk.derived, "hangs": chk.hangs,
+            "only_blocking": chk.only_blocking, "blocked": list(chk.blocked),
+            "correction": chk.correction,
+            "corrected": None if chk.corrected is None else
+            {str(p): list(seq) for p, seq in enumerate(chk.corrected)}}
+
+
+def simulation_report(schedule, p2p=None) -> dict:
+    """The JSON object of one simulated document (CLI.md keys, plus extras); ``p2p``: also
+    check the send/receive order under that semantics (:func:`p2p_report`)."""
     from bounds import lower_bound
 
     from ..certify import certify
 
     res = simulate(schedule)
     out = {"valid": res.valid, "errors": res.errors}
+    if p2p is not None and res.makespan is not None:
+        out["p2p"] = rep = p2p_report(schedule, p2p)
+        if rep["hangs"] and not (schedule.comms is not None and not rep["only_blocking"]):
+            out["valid"] = False
+            out["errors"] = res.errors + [
+                f"comm_deadlock: under {p2p} sends the send/receive order "
+                f"{'(receives before, sends after their ops) ' if rep['comms_derived'] else ''}"
+                f"cannot run to its end: " + "; ".join(rep["blocked"][:10])]
     if res.makespan is not None:
         out["makespan"] = number(res.makespan)
         out["makespan_exact"] = exact_string(res.makespan)
@@ -91,6 +117,15 @@ def simulation_text(r: dict) -> list[str]:
             f"; gap {percent(Fraction(r['gap_exact']))} to the bound"
         lines.append(f"  lower bound {r['lower_bound_exact']} at K={K}; optimum not known{gap}")
     lines.append("  bubble ratio " + " ".join(f"{x:.3f}" for x in r["bubble_ratio"]))
+    if r.get("p2p") is not None:
+        q = r["p2p"]
+        if not q["hangs"]:
+            lines.append(f"  p2p {q['semantics']}: the send/receive order runs to its end")
+        else:
+            how = "only under blocking sends" if q["only_blocking"] else "under buffered sends too"
+            fix = (f"; corrected by {q['correction']} (corrected order in --json)"
+                   if q["correction"] else "; no rank-parity or deferred-receive order fixes it")
+            lines.append(f"  p2p {q['semantics']}: hangs {how}{fix}")
     return lines
 
 
@@ -113,7 +148,7 @@ def run(args) -> int:
         except INPUT_ERRORS as exc:
             where = f"document {k}: " if was_list else ""
             raise CLIError(f"{where}{exc}") from None
-    reports = [simulation_report(s) for s in schedules]
+    reports = [simulation_report(s, getattr(args, "p2p", None)) for s in schedules]
     if args.json:
         print_json(reports if was_list else reports[0])
     else:
