@@ -66,9 +66,24 @@ class LowerBound:
     exact: bool = False
     theorem: Optional[str] = None
 
-    def term_ids(self) -> tuple[str, ...]:
-        """The theorem id of every term, in order."""
-        return tuple(TERM_IDS[name] for name, _ in self.terms)
+    @property
+    def term_ids(self) -> "TermIds":
+        """The theorem id of every term, in the order of ``terms`` (an attribute, as ``terms``
+        is; calling it, ``lb.term_ids()``, the former method, gives the same tuple)."""
+        return TermIds(TERM_IDS[name] for name, _ in self.terms)
+
+    @property
+    def binding(self) -> tuple[str, ...]:
+        """The names of the terms equal to ``value`` (the maximum), in order."""
+        return tuple(name for name, v in self.terms if v == self.value)
+
+
+class TermIds(tuple):
+    """A tuple of theorem ids that may also be called (``lb.term_ids()``, the former method,
+    returns it unchanged), so callers of either form keep working."""
+
+    def __call__(self) -> "TermIds":
+        return self
 
 
 @dataclass(frozen=True)

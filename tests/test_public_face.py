@@ -62,3 +62,10 @@ def test_short_reprs():
         r = repr(x)
         assert len(r) < 200 and "Fraction(" not in r and "Op(" not in r, r
     assert "status='optimal'" in repr(objects[3]) and "makespan=18" in repr(objects[3])
+
+
+def test_term_ids_is_an_attribute_like_terms_and_still_callable():
+    lb = pb.lower_bound(pb.Instance(P=3, m=12, K=1, f=5, b=3))
+    assert len(lb.term_ids) == len(lb.terms) and lb.term_ids() == lb.term_ids
+    assert dict(zip((n for n, _ in lb.terms), lb.term_ids))["single_slot_coupled"] == "T3d"
+    assert lb.binding == ("single_slot_coupled",)
