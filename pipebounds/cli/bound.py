@@ -83,7 +83,10 @@ def bound_text(inst, cert, rep: dict, certify_seconds: float) -> list[str]:
         head += (f"  (not the optimum: the optimum is {rep['optimum_exact']}, basis "
                  f"{rep['optimum_basis']}: {basis_text(cert.basis, cert.detail)})")
     elif certify_seconds > 0:
-        head += f"  (not proven exact: --certify {certify_seconds:g} did not settle it)"
+        head += (f"  (not proven exact: --certify {certify_seconds:g} found no schedule reaching "
+                 "the bound among the constructions and families, and the solver did not close "
+                 "it; a schedule of yours that reaches it settles it: pipebounds simulate FILE "
+                 "says exact_basis certificate)")
     else:
         head += ("  (not proven exact here: no theorem, checked range or table row covers it; "
                  "--certify S may settle it, searching S seconds for a schedule that reaches the "
