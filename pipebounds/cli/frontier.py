@@ -45,8 +45,12 @@ def run(args) -> int:
     opt = rep["optimum_unconstrained_exact"]
     if rep["K_star_exact"]:
         print(f"K* = {rep['K_star']} (exact); OPT(inf) = {opt}")
+    elif rep.get("K_star_high") is None:
+        print(f"K* >= {rep['K_star_low']} (not settled); OPT(inf) = "
+              + (opt if opt is not None else "not known"))
     else:
-        print(f"{rep['K_star_low']} <= K* <= {rep['K_star_high']} (not settled); OPT(inf) = {opt}")
+        print(f"{rep['K_star_low']} <= K* <= {rep['K_star_high']} (not settled); OPT(inf) = "
+              + (opt if opt is not None else "not known"))
     for pt in rep["curve"]:
         known = pt["optimum_exact"] if pt["optimum_exact"] is not None else "not known"
         print(f"  K={pt['K']:<3} lower bound {pt['lower_bound_exact']:<8} optimum {known}"
