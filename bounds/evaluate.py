@@ -28,8 +28,10 @@ from schedules.instance import Instance, require
 from schedules.limits import LimitError
 
 from . import theorems
+from .backward_remat import terms as backward_terms
 from .heterogeneous import crossings
 from .heterogeneous import terms as hetero_terms
+from .heterogeneous_memory import terms as hetero_memory_terms
 from .multi_wave import terms as multi_wave_terms
 from .single_wave import terms as single_wave_terms
 from .theorems import SINGLE, term_exact, theorem
@@ -177,30 +179,44 @@ def exact_theorem(name: str) -> str:
     return _EXACT_IDS.get(name) or TERM_IDS[name]
 
 
-def lower_bound(inst: Instance) -> LowerBound:
+def lower_bound(inst: Instance, backward_remat: bool = False) -> LowerBound:
     """The best proven lower bound on the makespan of every feasible schedule of ``inst``.
 
     Never searches or simulates: ``exact`` only for a theorem's exact case.
+
+    ``backward_remat``: the bound over the full model, where a split schedule may also
+    recompute a pair between its ``I`` and its ``W`` (MODEL.md, Extensions; docs/theory.md
+    A.11): the memory terms are replaced by their backward forms (:mod:`bounds.backward_remat`,
+    ids ending in ``r``), never claimed exact except the chain's ``m = 1, v = 1``. No effect on a fused
+    instance (a backward recompute needs ``I`` and ``W``).
 
     >>> lb = lower_bound(Instance(P=3, m=4, K=1, f=3, b=2))
     >>> lb.value, lb.exact, dict(lb.terms)["single_slot"]
     (Fraction(34, 1), False, Fraction(34, 1))
     >>> lower_bound(Instance(P=2, m=4, K=1, f=3, b=2)).theorem
     'T3'
+    >>> inst = Instance(P=3, m=3, K=2, f=3, b_I=3, b_W=1)
+    >>> lower_bound(inst).value, lower_bound(inst, backward_remat=True).value
+    (Fraction(32, 1), Fraction(31, 1))
     """
     require(inst, Instance, "inst", "lower_bound")
+    backward = bool(backward_remat) and inst.split
     if inst.overlapped:
-        return _overlap_bound(inst)
+        return _overlap_bound(inst, backward)
     if not inst.uniform:
-        return _extension_bound(inst, [])
+        return _extension_bound(inst, [], backward)
     check_limits(inst)
     view = cast(Instance, scaled(inst))
-    raw = basic_terms(view) + (single_wave_terms(view) if inst.v == 1 else
-                               multi_wave_terms(view))
+    if backward:
+        raw = basic_terms(view) + backward_terms(view)
+    else:
+        raw = basic_terms(view) + (single_wave_terms(view) if inst.v == 1 else
+                                   multi_wave_terms(view))
     u = inst.unit
     terms = tuple((n, Fraction(x, u) if isinstance(x, int) else x / u) for n, x, _ in raw)
     if inst.c or inst.memory is not None:
-        return _extension_bound(inst, [(n, x, ex) for (n, x), (_, _, ex) in zip(terms, raw)])
+        return _extension_bound(inst, [(n, x, ex) for (n, x), (_, _, ex) in zip(terms, raw)],
+                                backward)
     value = max(x for _, x in terms)
     theorem = None
     for (name, x), (_, _, ex) in zip(terms, raw):
@@ -210,25 +226,27 @@ def lower_bound(inst: Instance) -> LowerBound:
     return LowerBound(value, terms, theorem is not None, theorem)
 
 
-def _overlap_bound(inst: Instance) -> LowerBound:
+def _overlap_bound(inst: Instance, backward: bool = False) -> LowerBound:
     """Overlapped ``F&B`` durations (theorem OV1, :mod:`bounds.overlap`): every term of the
-    instance without them, scaled by ``ρ'``; never exact."""
+    instance without them, scaled by ``ρ'``; never exact. ``backward``: the base bound over the
+    full model (docs/theory.md A.11)."""
     from .overlap import overlap_factor, without_overlaps
 
     rho = overlap_factor(inst)
-    base = lower_bound(without_overlaps(inst))
+    base = lower_bound(without_overlaps(inst), backward_remat=backward)
     return LowerBound(rho * base.value, tuple((n, rho * x) for n, x in base.terms))
 
 
-def _extension_bound(inst: Instance, uniform_terms: list) -> LowerBound:
+def _extension_bound(inst: Instance, uniform_terms: list, backward: bool = False) -> LowerBound:
     """Per-stage costs, ``c > 0`` or memory in bytes (MODEL.md, Extensions): the terms H1-H3 of
-    :mod:`bounds.heterogeneous` (valid for every instance), with the uniform theorems'
-    ``uniform_terms`` when the durations are uniform (they stay valid: delays and a byte budget
-    only lengthen or remove schedules). Exactness: only H2's own proof (m = 1, v = 1, no byte
-    budget) and, for ``c = 0`` without a byte budget, the uniform theorems'."""
+    :mod:`bounds.heterogeneous` and H4-H6 of :mod:`bounds.heterogeneous_memory` (valid for
+    every instance; ``backward``: their forms with backward recomputation), with the uniform
+    theorems' ``uniform_terms`` when the durations are uniform (they stay valid: delays and a
+    byte budget only lengthen or remove schedules). Exactness: only H2's own proof (m = 1,
+    v = 1, no byte budget) and, for ``c = 0`` without a byte budget, the uniform theorems'."""
     budget = inst.memory is not None and inst.memory.budget is not None
     kept = [(n, x, ex and not inst.c and not budget) for n, x, ex in uniform_terms]
-    terms = kept + hetero_terms(inst)
+    terms = kept + hetero_terms(inst) + hetero_memory_terms(inst, backward)
     value = max(t[1] for t in terms)
     theorem = next((exact_theorem(n) for n, x, ex in terms if ex and x == value), None)
     return LowerBound(value, tuple((n, x) for n, x, _ in terms), theorem is not None, theorem)

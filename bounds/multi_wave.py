@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from schedules.instance import Instance
 
-from .single_wave import SYMBOLIC_NAMES, single_slot_waste, slot_edge
+from .single_wave import SYMBOLIC_NAMES, input_drain, single_slot_waste, slot_edge
 from .theorems import MULTI, declare, term_exact, theorem
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def forced_remat_bound(inst: Instance) -> Optional[Fraction]:
 
 
 @theorem("MW9", "single slot per GPU", MULTI + "B.6 Memory", terms=("mw_single_slot",))
-def single_slot_value(inst: Instance) -> Optional[Fraction]:
+def single_slot_value(inst: Instance, backward: bool = False) -> Optional[Fraction]:
     """MW9 (``1 <= K <= v``; fused, or split with ``K = 1``; any placement): Theorem 3's
     single-slot argument per GPU, with the slots filled by one microbatch.
 
@@ -271,6 +271,11 @@ def single_slot_value(inst: Instance) -> Optional[Fraction]:
     by its tail (heads and tails of :func:`op_types`):
     ``T >= max_p [head + min_{0 <= x <= m} W(x) + tail]``. None outside that range.
 
+    ``backward`` (MW9r, split, backward recomputation allowed; docs/theory.md A.11): the
+    chain of :func:`single_slot_chain`'s backward form, and after the last ``I`` the GPU may
+    run ``n`` ops ``W`` of pairs stored again by ``R`` ops (``n - 1`` of them, ``f`` each, at
+    ``K = 1``): ``tail - b_W`` becomes :func:`bounds.single_wave.input_drain` of it.
+
     >>> single_slot_value(Instance(P=2, m=5, v=2, K=1, placement="vshape", f=2, b=1))
     Fraction(47, 1)
     >>> single_slot_value(Instance(P=2, m=4, v=2, K=2, placement="looped", f=2, b=1))
@@ -280,13 +285,18 @@ def single_slot_value(inst: Instance) -> Optional[Fraction]:
         return None
     bc, last = (inst.b_I, "I") if inst.split else (inst.b, "B")
     Bx, n, best = inst.f + inst.b, (inst.v - inst.K + 1) * inst.m, None
-    chain = single_slot_chain(inst) if inst.K == 1 else None
+    backward = backward and inst.split
+    chain = single_slot_chain(inst, backward) if inst.K == 1 else None
     for p, st in enumerate(stages_by_gpu(inst)):
         lo, top = st[0], st[-1]
         G = (inst.S - top - 1) * (inst.f + bc)
         span = inst.v * inst.m * Bx + min_single_slot_waste(n, G, inst.f, inst.m)
         head_F, tail_last = _head_tail(inst, chain, "F", lo)[0], _head_tail(inst, chain, last, lo)[1]
-        val = head_F + span + tail_last - (inst.b_W if inst.split else 0)
+        if backward:
+            val = head_F + span + input_drain(tail_last - inst.b_W, 1, inst.v * inst.m,
+                                              inst.f, inst.b_W)
+        else:
+            val = head_F + span + tail_last - (inst.b_W if inst.split else 0)
         best = val if best is None else max(best, val)
     return best
 
@@ -327,7 +337,8 @@ def stages_by_gpu(inst: Instance) -> list[tuple[int, ...]]:
 
 # --------------------------------------------------------------------------- MW1 subset bound
 @lru_cache(maxsize=1024)
-def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, Fraction, Fraction]]:
+def single_slot_chain(inst: Instance, backward: bool = False
+                      ) -> dict[tuple[str, int], tuple[Fraction, Fraction, Fraction]]:
     """``{(kind, stage): (head, tail, duration)}`` of one microbatch's ops when ``K = 1``.
 
     With one slot per GPU, a stage ``s`` below another stage ``s'`` of the same GPU is
@@ -338,6 +349,12 @@ def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, F
     of this precedence graph: the chain of the table above plus ``F(j,s) -> R(j,s) ->`` the
     backward of ``(j, s)``, and release of ``(j, s') -> R(j, s)``. Valid for every placement.
     Cached per instance (``op_types`` asks for it once per GPU); do not mutate the result.
+
+    ``backward`` (split form, backward recomputation allowed: docs/theory.md A.11): a hold of
+    ``(j, s')`` may end with ``I(j, s')`` (the pair stored again by an ``R`` before its ``W``),
+    so ``R(j, s)`` waits only for the end of ``I(j, s')``, and ``W(j, s')`` no longer precedes
+    it. The forced recomputations are the same (a kept ``(j, s)`` is live from ``F(j, s)`` to
+    the end of ``I(j, s)`` at least, which contains a store of ``(j, s')`` and ``I(j, s')``).
     """
     S, f_, split = inst.S, inst.f, inst.split
     b0 = inst.b_I if split else inst.b          # the chain's backward op: I split, B fused
@@ -362,7 +379,7 @@ def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, F
             start = max(start, hR[s_] + f_)
         hB[s_] = start
         prev_end = start + b0
-        end = prev_end + bW
+        end = prev_end + (0 if backward else bW)
         rel_end[g] = max(rel_end[g], end) if g in rel_end else end
     # tails, in reverse topological order; a release of stage t precedes R(s) for every lower
     # s of the same GPU (rmax: the longest such continuation seen so far on that GPU)
@@ -374,7 +391,9 @@ def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, F
         g = gpu[s_]
         after_rel = rmax.get(g, 0)
         down = b0 + tB[s_ - 1] if s_ else 0
-        if split:
+        if split and backward:
+            tB[s_] = max(down, bW, after_rel)
+        elif split:
             tW[s_] = after_rel
             tB[s_] = max(down, bW + tW[s_])
         else:
@@ -398,19 +417,21 @@ def single_slot_chain(inst: Instance) -> dict[tuple[str, int], tuple[Fraction, F
     return out
 
 
-def op_types(inst: Instance, p: int) -> list[tuple[str, int, Fraction, Fraction, Fraction]]:
+def op_types(inst: Instance, p: int, backward: bool = False
+             ) -> list[tuple[str, int, Fraction, Fraction, Fraction]]:
     """The op types of GPU ``p``: ``(kind, stage, head, tail, duration)`` (table above; with
     ``K = 1`` the forced recomputations ``R`` too and the longer chains of
-    :func:`single_slot_chain`)."""
-    return all_op_types(inst)[p]
+    :func:`single_slot_chain`, of its ``backward`` form when asked)."""
+    return all_op_types(inst, backward)[p]
 
 
-def all_op_types(inst: Instance) -> list[list[tuple]]:
+def all_op_types(inst: Instance, backward: bool = False) -> list[list[tuple]]:
     """:func:`op_types` of every GPU, in ``O(S)``."""
     out: list[list[tuple]] = [[] for _ in range(inst.P)]
     gpu = inst.stage_to_rank
     if inst.K == 1:
-        for (kind, s), (head, tail, dur) in single_slot_chain(inst).items():
+        for (kind, s), (head, tail, dur) in single_slot_chain(
+                inst, backward and inst.split).items():
             out[gpu[s]].append((kind, s, head, tail, dur))
         return out
     S, f_ = inst.S, inst.f
@@ -466,19 +487,28 @@ def gpu_subset_expr(inst: Instance, p: int, subset: Iterable[tuple[str, int]]) -
     return sp.Min(*heads) + m * work + sp.Min(*tails)
 
 
-def gpu_subset_best(inst: Instance) -> tuple[Fraction, int, tuple[tuple[str, int], ...]]:
+def gpu_subset_best(inst: Instance, backward: bool = False
+                    ) -> tuple[Fraction, int, tuple[tuple[str, int], ...]]:
     """MW1 maximised over every GPU and every set of its op types: ``(value, p, subset)``.
 
     For fixed thresholds ``h`` (min head) and ``q`` (min tail) the best set takes every op type
     with head ``>= h`` and tail ``>= q``, so trying every pair of thresholds is the maximum over
-    all ``2^(2v)`` (split ``2^(3v)``) sets.
+    all ``2^(2v)`` (split ``2^(3v)``) sets. ``backward``: the op types of
+    :func:`all_op_types`'s backward form (MW1r).
 
     >>> gpu_subset_best(Instance(P=3, m=3, v=2, placement="vshape", f=1, b=2))[0]
     Fraction(26, 1)
     """
+    return subset_best(all_op_types(inst, backward), inst.m)
+
+
+def subset_best(types_by_gpu: list[list[tuple]], m_: int
+                ) -> tuple[Fraction, int, tuple[tuple[str, int], ...]]:
+    """MW1's maximum over every GPU and every set of its op types ``(kind, stage, head, tail,
+    duration)`` (:func:`gpu_subset_best`; also the per-stage H4 of
+    :mod:`bounds.heterogeneous_memory`): ``(value, p, subset)``."""
     best: Optional[tuple] = None
-    m_ = inst.m
-    for p, types in enumerate(all_op_types(inst)):
+    for p, types in enumerate(types_by_gpu):
         types = sorted(types, key=lambda t: -t[3])   # by tail, longest first
         for h in sorted({t[2] for t in types}):
             # the sets {head >= h, tail >= q} for every q, growing as q falls: O(n) per h
@@ -501,20 +531,24 @@ def gpu_subset_best(inst: Instance) -> tuple[Fraction, int, tuple[tuple[str, int
 @theorem("MW8c", "MW1 with the forced-recomputation chains (K = 1)", MULTI + "B.6 Memory", lemma=True)
 @theorem("MW8d", "one microbatch at K = 1 (exact)", MULTI + "B.6 Memory",
          exact=lambda i: single_microbatch_exact(i), exact_terms=("mw_gpu_subset",))
-def gpu_subset_value(inst: Instance) -> Fraction:
-    """MW1 evaluated exactly (max over GPUs and sets of op types)."""
-    return gpu_subset_best(inst)[0]
+def gpu_subset_value(inst: Instance, backward: bool = False) -> Fraction:
+    """MW1 evaluated exactly (max over GPUs and sets of op types); ``backward``: MW1r."""
+    return gpu_subset_best(inst, backward)[0]
 
 
 # --------------------------------------------------------------------------- MW7 memory
 @theorem("MW7", "memory slots", MULTI + "B.6 Memory", terms=("mw_memory_slots",))
-def memory_slots_value(inst: Instance) -> Optional[Fraction]:
+def memory_slots_value(inst: Instance, release=None) -> Optional[Fraction]:
     """MW7 (finite ``K``): ``max_p`` of :func:`memory_slots_gpu_expr` evaluated exactly; None
     when ``K`` is None.
 
     Round trip of a kept activation of stage ``s``: fused ``(S-s)(f+b)``, split
     ``(S-s)(f+b_I) + b_W``; a recomputed one: ``f + b``. Min head of GPU ``p``: ``f`` times its
     lowest stage; min tail of its releasing ops: ``b`` times its lowest stage (fused), 0 (split).
+
+    ``release``: the shortest op that can end a hold in the slot edge (default ``b`` fused,
+    ``b_W`` split; MW7r passes ``min(b_I, b_W)``: with backward recomputation an ``I`` ends a
+    hold, docs/theory.md A.11).
 
     >>> memory_slots_value(Instance(P=2, m=4, v=2, K=1, f=1, b=2))
     Fraction(31, 1)
@@ -534,7 +568,9 @@ def memory_slots_value(inst: Instance) -> Optional[Fraction]:
             tail = lo * b_
         n = len(Ls) * m_
         work = n * (f_ + b_)
-        edge = slot_edge(min(K_, n), f_, inst.b_W if inst.split else b_)
+        if release is None:
+            release = inst.b_W if inst.split else b_
+        edge = slot_edge(min(K_, n), f_, release)
         fb = f_ + b_
         # x recomputed activations (the x longest round trips): busy(x) = (work + x f) K rises,
         # slots(x) = (sum of the n - x shortest) + x (f + b) + E does not (a round trip is

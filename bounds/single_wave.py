@@ -325,6 +325,31 @@ def split_drain_value(inst: Instance) -> Fraction:
     return max(work, q * inst.f + work + max(0, q * inst.b_I - (keep - 1) * inst.b_W))
 
 
+def input_drain(A, k: int, n_max: int, f_, b_W_):
+    """The least time a GPU still needs after its last input-gradient op ends, beyond the
+    ``b_W`` of one ``W`` (S1's drain, generalised to backward recomputation: docs/theory.md
+    A.11): ``min_{1 <= n <= n_max} max(A - (n-1) b_W, max(0, n - k) f)``.
+
+    ``A + b_W`` is the tail of that last ``I`` (S1: ``A = p b_I``), ``n`` the number of ``W`` ops
+    the GPU runs after it and ``k`` the pairs live just after it (``min(K, m)``; 1 at ``K = 1``).
+    Each ``W`` after the last ``I`` releases a pair live at the ``I``'s end or stored again
+    after it by a backward ``R`` (``f``), so at least ``n - k`` of those run there. Without
+    backward recomputation ``n <= k`` and the value is ``max(0, A - (min(k, n_max) - 1) b_W)``.
+    The first argument falls and the second rises with ``n``: the minimum is at ``n = min(k,
+    n_max)`` or at the floor or ceiling of their crossing ``(A + b_W + k f) / (b_W + f)``.
+
+    >>> input_drain(6, 2, 3, 3, 1)   # P = 3, m = 3, K = 2, f = 3, b_I = 3, b_W = 1: GPU 2
+    4
+    """
+    k0 = max(1, min(k, n_max))
+    cands = {k0, n_max}
+    if n_max > k0:
+        cross = (A + b_W_ + k * f_) / (b_W_ + f_)
+        lo = int(cross // 1)
+        cands.update(x for x in (lo, lo + 1) if k0 <= x <= n_max)
+    return min(max(A - (n - 1) * b_W_, max(0, n - k) * f_) for n in cands)
+
+
 def split_first_input_expr() -> sp.Expr:
     """S2: ``P f + (P - 1) b_I + m (b_I + b_W)``.
 
@@ -368,10 +393,13 @@ def split_memory_time_gpu_expr() -> sp.Expr:
 
 @theorem("S3", "split memory-time", SINGLE + "A.7 Split backward (`I` + `W`)",
          terms=("split_memory_time",))
-def split_memory_time_value(inst: Instance) -> Fraction:
-    """S3, the maximum over GPUs of :func:`split_memory_time_gpu_expr` evaluated exactly."""
+def split_memory_time_value(inst: Instance, release=None) -> Fraction:
+    """S3, the maximum over GPUs of :func:`split_memory_time_gpu_expr` evaluated exactly.
+    ``release``: the shortest op that can end a hold (default ``b_W``; with backward
+    recomputation a hold may end with an ``I``, so S3r passes ``min(b_I, b_W)``:
+    docs/theory.md A.11)."""
     Bx = inst.f + inst.b
-    edge = slot_edge(min(inst.K, inst.m), inst.f, inst.b_W)
+    edge = slot_edge(min(inst.K, inst.m), inst.f, inst.b_W if release is None else release)
     out = Fraction(0)
     for q in range(inst.P):
         d = inst.P - q

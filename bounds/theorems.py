@@ -28,7 +28,8 @@ FRONTIER = "docs/theory_frontier.md#"
 """Prefixes of :attr:`Theorem.doc` (``file#section heading``)."""
 
 FORMULA_MODULES = ("bounds.evaluate", "bounds.single_wave", "bounds.multi_wave",
-                   "bounds.heterogeneous", "bounds.frontier")
+                   "bounds.heterogeneous", "bounds.heterogeneous_memory",
+                   "bounds.backward_remat", "bounds.frontier")
 """The modules whose decorators fill the registry."""
 
 

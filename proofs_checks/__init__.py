@@ -11,7 +11,8 @@ import time
 
 from .registry import CHECKS, Check, CheckResult, Context, check
 
-CHECK_MODULES: tuple[str, ...] = ("single_wave", "multi_wave", "table", "heterogeneous", "frontier")
+CHECK_MODULES: tuple[str, ...] = ("single_wave", "multi_wave", "table", "heterogeneous", "frontier",
+                                  "backward_remat")
 """Modules holding checks, imported by :func:`load_checks` (theory modules add themselves)."""
 
 

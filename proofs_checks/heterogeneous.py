@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from functools import lru_cache
 from typing import Optional
 
 from schedules.instance import Instance
@@ -27,8 +28,9 @@ CPSAT_EVERY = {"quick": 8, "full": 10}
 TIME_LIMIT = 30.0
 
 
-def random_instances(count: int, seed: int = 12) -> list[Instance]:
-    """``count`` non-uniform instances of the declared range (deterministic for a seed)."""
+def random_instances(count: int, seed: int = 12, Ks=(1, 2, None)) -> list[Instance]:
+    """``count`` non-uniform instances of the declared range (deterministic for a seed); ``K``
+    drawn from ``Ks``."""
     rng = random.Random(seed)
     out = []
     while len(out) < count:
@@ -37,7 +39,7 @@ def random_instances(count: int, seed: int = 12) -> list[Instance]:
         if P == 1:
             v = 2
         S = P * v
-        kw = dict(P=P, m=rng.randint(1, 3), v=v, K=rng.choice((1, 2, None)),
+        kw = dict(P=P, m=rng.randint(1, 3), v=v, K=rng.choice(Ks),
                   placement=rng.choice(("looped", "vshape")), c=rng.choice((0, 1)),
                   f=[rng.randint(1, 3) for _ in range(S)])
         if rng.random() < 0.5:
@@ -51,6 +53,7 @@ def random_instances(count: int, seed: int = 12) -> list[Instance]:
     return out
 
 
+@lru_cache(maxsize=8192)
 def _optimum(inst: Instance, engine: str = "search") -> Optional[Fraction]:
     from pipebounds.search import solve
 
@@ -61,7 +64,7 @@ def _optimum(inst: Instance, engine: str = "search") -> Optional[Fraction]:
 def compare(inst: Instance, opt: Fraction) -> list[str]:
     """Problems of the bounds of ``inst`` against its optimum ``opt`` (empty when all hold)."""
     import bounds
-    from bounds import heterogeneous
+    from bounds import heterogeneous, heterogeneous_memory
     from bounds.evaluate import TERM_IDS
 
     out = []
@@ -70,7 +73,7 @@ def compare(inst: Instance, opt: Fraction) -> list[str]:
         out.append(f"lower_bound {lb.value} > OPT {opt} on {inst.to_dict()}")
     if lb.exact and lb.value != opt:
         out.append(f"lower_bound claimed exact, {lb.value} != OPT {opt} on {inst.to_dict()}")
-    for name, value, exact in heterogeneous.terms(inst):
+    for name, value, exact in heterogeneous.terms(inst) + heterogeneous_memory.terms(inst):
         if value > opt:
             out.append(f"{TERM_IDS[name]} ({name}) {value} > OPT {opt} on "
                        f"{inst.to_dict()}")
@@ -128,3 +131,24 @@ def heterogeneous_bounds(ctx: Context, instances: Optional[list[Instance]] = Non
     if problems:
         detail = "; ".join(problems[:3]) + f" ... ({len(problems)} problems); " + detail
     return CheckResult(checked, not problems and checked > 0, worst, detail)
+
+
+MEMORY_COUNTS = {"quick": 24, "full": 600}
+MEMORY_SEED = 25
+
+
+@check("H4-H6 (per-stage costs and c with memory: GPU subset, single slot, memory-time)",
+       theorems=("H4", "H5", "H6"), kind="exhaustive",
+       range={"quick": "24 random non-uniform instances: P<=3, m<=3, v<=2, K in {1,2,3}, "
+                       "c in {0,1}, fused/split",
+              "full": "600 random non-uniform instances: P<=3, m<=3, v<=2, K in {1,2,3}, "
+                      "c in {0,1}, fused/split"})
+def heterogeneous_memory_bounds(ctx: Context,
+                                instances: Optional[list[Instance]] = None) -> CheckResult:
+    """H4-H6 and ``lower_bound`` <= OPT on random non-uniform instances with finite ``K``
+    (the instances of :func:`random_instances` with ``K`` in ``{1, 2, 3}``, another seed);
+    the optima as in :func:`heterogeneous_bounds`."""
+    insts = instances if instances is not None else random_instances(
+        MEMORY_COUNTS[ctx.mode], seed=MEMORY_SEED, Ks=(1, 2, 3))
+    return heterogeneous_bounds(ctx, insts)
+

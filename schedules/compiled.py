@@ -79,6 +79,13 @@ def compile_schedule(schedule: Schedule) -> Compiled:
     return Compiled(schedule, gpu, stage, kind, micro, ids, offsets, fused)
 
 
+def has_backward_recompute(schedule: Schedule) -> bool:
+    """Whether ``schedule`` lists an ``R`` after its pair's ``I`` (a backward recompute,
+    MODEL.md Extensions): the bound of such a schedule is
+    ``bounds.lower_bound(inst, backward_remat=True)``."""
+    return bool((compile_schedule(schedule).kind == RW).any())
+
+
 def _mark_backward_recomputes(kind, stage, micro, gpu, bad, S, m) -> None:
     """Give kind :data:`RW` to every ``R`` listed after its pair's ``I`` on the same GPU."""
     pair = np.where(bad, 0, stage * m + micro)

@@ -22,7 +22,8 @@ def test_hand_values_fused_with_c():
     assert dict((n, x) for n, x in H.fill_drain(inst))["hetero_fill_drain"] == 2 + 14 + 3
     lb = bounds.lower_bound(inst)
     assert lb.value == 19 and not lb.exact
-    assert {n for n, _ in lb.terms} == {"hetero_work", "hetero_chain", "hetero_fill_drain"}
+    assert {n for n, _ in lb.terms} == {"hetero_work", "hetero_chain", "hetero_fill_drain",
+                                        "hetero_gpu_subset"}   # H4 (K = None: no memory term)
 
 
 def test_hand_values_split():

@@ -80,8 +80,11 @@ def _emittable_terms() -> set[str]:
                 for d in (dict(f=1, b=2), dict(f=2, b=1), dict(f=1, b_I=1, b_W=1)):
                     inst = Instance(P=3, m=m, K=K, v=v, placement=pl, **d)
                     names |= {n for n, _ in lower_bound(inst).terms}
+                    # the full model's forms (backward recomputation, docs/theory.md A.11)
+                    names |= {n for n, _ in lower_bound(inst, backward_remat=True).terms}
     for d in (dict(f=[1, 2], b=[2, 3]), dict(f=[1, 2], b_I=[1, 1], b_W=[1, 2]), dict(c=1)):
-        names |= {n for n, _ in lower_bound(Instance(P=2, m=2, K=None, **d)).terms}
+        for K in (1, None):   # K = 1: the memory terms H5, H6 of per-stage costs
+            names |= {n for n, _ in lower_bound(Instance(P=2, m=2, K=K, **d)).terms}
     return names
 
 

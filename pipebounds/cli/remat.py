@@ -76,7 +76,8 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
     try:  # with a byte budget: the bound without memory limit (a limit only lengthens)
         from bounds import lower_bound
 
-        theory = lower_bound(inst.with_(K=limit, memory=None)).value
+        theory = lower_bound(inst.with_(K=limit, memory=None),
+                             backward_remat=backward and inst.split).value
     except (ValueError, ArithmeticError, NotImplementedError):
         theory = None
     lb = None if res.status == "infeasible" else res.lower_bound

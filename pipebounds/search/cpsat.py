@@ -63,20 +63,33 @@ class Built:
     starts: dict = field(default_factory=dict)
     present: dict = field(default_factory=dict)
     hinted: Optional[Schedule] = None
+    backward: bool = False
+    back: dict = field(default_factory=dict)   # (s, j) -> (start var, presence literal)
 
 
 SYMMETRY = ("auto", "full", "sym1")
 
 
 def build(inst: Instance, use_theory: bool = True, known=None,
-          symmetry: str = "auto", lb_theory: Optional[Fraction] = None) -> Built:
+          symmetry: str = "auto", lb_theory: Optional[Fraction] = None,
+          backward: bool = False) -> Built:
     """The model of ``inst`` (see the module docstring). ``known``: ``(source, schedule,
     makespan)`` of a valid schedule (hint and horizon), or None (horizon: the trivial schedule).
     ``symmetry``: ``full`` imposes SYM1-SYM4, ``sym1`` only SYM1, ``auto`` (default) all four
     when ``K`` cannot bind (no ``R``: the rules are plain precedences) and SYM1 otherwise (with
-    ``R`` the rules are conditional on remat literals, and measured slower: docs/search.md)."""
+    ``R`` the rules are conditional on remat literals, and measured slower: docs/search.md).
+
+    ``backward``: the full model with backward rematerialization (MODEL.md, Extensions; split
+    form, memory as a count ``K``): each pair also gets an optional ``R`` between its ``I`` and
+    its ``W`` (literal ``rw``); with it the pair's live interval ends with ``I`` and a second
+    one runs from that ``R``'s start to the end of ``W``. Only SYM1 is imposed (a relabelling of
+    identical microbatches, valid whatever is recomputed)."""
     if symmetry not in SYMMETRY:
         raise ValueError(f"symmetry must be one of {SYMMETRY}, got {symmetry!r}")
+    if backward and not inst.split:
+        raise ValueError("backward rematerialization needs split backward (I and W)")
+    if backward and inst.memory is not None and inst.memory.budget is not None:
+        raise ValueError("the exact model with backward rematerialization takes K, not bytes")
     mdl = Model.of(inst)
     unit = mdl.unit
     lb_theory = theory_bound(inst, use_theory, lb_theory)
@@ -87,6 +100,8 @@ def build(inst: Instance, use_theory: bool = True, known=None,
     model = cp_model.CpModel()
     T = model.new_int_var(lb, horizon, "T")
     b = Built(inst, mdl, model, T, lb, lb_theory, use_theory, horizon)
+    backward = backward and mdl.bounded
+    b.backward = backward
     S, m, gpu = mdl.S, mdl.m, mdl.gpu
     dFs, dIGs, dWs = mdl.dFs, mdl.dIGs, mdl.dWs
     ig = mdl.ig_kind
@@ -150,7 +165,26 @@ def build(inst: Instance, use_theory: bool = True, known=None,
                 model.add(ls == starts[F]).only_enforce_if(~r)
                 model.add(ls == starts[R]).only_enforce_if(r)
                 size = model.new_int_var(0, horizon, f"lz{s}_{j}")
-                itv = model.new_interval_var(ls, size, release, f"live{s}_{j}")
+                if backward:
+                    # free at the end of I, stored again by R(j,s) between I and W
+                    rw = model.new_bool_var(f"rw{s}_{j}")
+                    d = dFs[s]
+                    sb = model.new_int_var(0, horizon - d, f"sRW{s}_{j}")
+                    eb = model.new_int_var(d, horizon, f"eRW{s}_{j}")
+                    per_gpu[gpu[s]].append(model.new_optional_interval_var(
+                        sb, d, eb, rw, f"iRW{s}_{j}"))
+                    b.back[(s, j)] = (sb, rw)
+                    model.add(sb >= ends[G]).only_enforce_if(rw)
+                    model.add(eb <= starts[W]).only_enforce_if(rw)
+                    first_end = model.new_int_var(0, horizon, f"le{s}_{j}")
+                    model.add(first_end == release).only_enforce_if(~rw)
+                    model.add(first_end == ends[G]).only_enforce_if(rw)
+                    itv = model.new_interval_var(ls, size, first_end, f"live{s}_{j}")
+                    size2 = model.new_int_var(0, horizon, f"lzb{s}_{j}")
+                    live[gpu[s]].append(model.new_optional_interval_var(
+                        sb, size2, release, rw, f"liveb{s}_{j}"))
+                else:
+                    itv = model.new_interval_var(ls, size, release, f"live{s}_{j}")
                 live[gpu[s]].append(itv)
                 if mem is not None:
                     if mdl.split and a_b[s] > g_b[s]:
@@ -173,7 +207,8 @@ def build(inst: Instance, use_theory: bool = True, known=None,
                 model.add_cumulative([x for x, _ in byte_items[p]],
                                      [d for _, d in byte_items[p]], cap[p])
     if mdl.bounded or mem is None:  # (byte budgets alone: no symmetry rule, not proven there)
-        _symmetry(b, ends, full=symmetry == "full" or (symmetry == "auto" and not bounded))
+        _symmetry(b, ends, full=not backward and (
+            symmetry == "full" or (symmetry == "auto" and not bounded)))
     model.minimize(T)
     if known is not None:
         b.hinted = canonical(known[1].with_instance(inst))
@@ -243,6 +278,8 @@ def _hint(b: Built) -> None:
             b.model.add_hint(var, int(times[op][0] * unit))
     for op, lit in b.present.items():
         b.model.add_hint(lit, (op.stage, op.microbatch) in recomputed)
+    for _, lit in b.back.values():
+        b.model.add_hint(lit, False)
 
 
 def extract(b: Built, value, boolean_value) -> Schedule:
@@ -253,6 +290,9 @@ def extract(b: Built, value, boolean_value) -> Schedule:
         if op in b.present and not boolean_value(b.present[op]):
             continue
         orders[b.mdl.gpu[op.stage]].append((value(s), op))
+    for (st, j), (s, lit) in b.back.items():
+        if boolean_value(lit):
+            orders[b.mdl.gpu[st]].append((value(s), Op(st, "R", j)))
     return Schedule(b.inst, tuple(tuple(op for _, op in sorted(seq)) for seq in orders),
                     source="cpsat")
 
@@ -337,7 +377,7 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
                 use_known: bool = True, use_theory: bool = True,
                 hint: Optional[Schedule] = None, known=None, channel: Channel = SILENT,
                 symmetry: str = "auto", catch_sigint: bool = True,
-                lb_theory: Optional[Fraction] = None) -> SolveResult:
+                lb_theory: Optional[Fraction] = None, backward: bool = False) -> SolveResult:
     """Solve ``inst`` with CP-SAT: :func:`build`, :func:`run`, :func:`result`.
 
     ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
@@ -352,7 +392,12 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
         known = best_known(inst)
     if not use_known and hint is None:
         known = None
-    b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry, lb_theory=lb_theory)
+    if backward and use_theory and lb_theory is None:
+        from bounds import lower_bound
+
+        lb_theory = Fraction(lower_bound(inst, backward_remat=True).value)
+    b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry, lb_theory=lb_theory,
+              backward=backward)
     left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - t0))
     solver, code = run(b, left, workers, channel, catch_sigint)
     return result(b, solver, code, time.monotonic() - t0)

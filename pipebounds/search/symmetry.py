@@ -32,7 +32,9 @@ any ``R`` (in every class), SYM3 for ``IG``. Swaps at a cut move only ops after 
 cuts do not undo earlier ones. (3) On each stage, give the ``W`` ops to the microbatches in the
 order of their ``I`` ops (the ``i``-th ``W`` starts after the ``i``-th ``I`` ends, by the same
 counting): SYM4, and SYM3 for ``W``. ``W`` has no successor and the live count is unchanged.
-Backward rematerialization (an ``R`` after ``I``) is outside the exact engines' model.
+Backward rematerialization (an ``R`` after ``I``) is outside the branch and bound's model; the
+CP-SAT model takes it with ``backward=True`` and then imposes SYM1 alone (a relabelling of
+identical microbatches, valid whatever each recomputes).
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ of the best family to the optimum (or, when unknown, to the lower bound).
 
 With a byte budget the lower bound is the one of the unconstrained instance (a memory limit only
 lengthens schedules) and no optimum is searched (the exact engines count activations).
-With ``backward=True`` the lower bound and the optimum are those of MODEL.md without backward
-recomputes, which may not bound the rematerialized families (a negative gap says so).
+With ``backward=True`` (split form) the lower bound and the optimum are those of the full model,
+backward recomputes included: ``bounds.lower_bound(inst, backward_remat=True)`` (docs/theory.md
+A.11) and the CP-SAT model with backward ``R`` ops, so the gap is never negative.
 """
 
 from __future__ import annotations
@@ -204,19 +205,26 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
         bar.update(weights[name])
     entries.sort(key=_rank)
     limited = inst.with_(K=K, memory=None) if K is not None else inst.with_(K=None, memory=None)
+    backward_full = bool(backward) and inst.split
     try:
         from bounds import lower_bound
 
-        lb = lower_bound(limited).value
+        # with backward recomputes the entries are schedules of the full model: its bound
+        # (docs/theory.md A.11) and its optimum (the CP-SAT model with backward R)
+        lb = lower_bound(limited, backward_remat=backward_full).value
     except (ValueError, ArithmeticError, NotImplementedError):
         lb = None
     optimum = opt_status = None
     if K is not None and solve_time_limit:
         from pipebounds.search import solve
+        from pipebounds.search.cpsat import solve_cpsat
 
         bar.set_postfix_str("exact optimum")
         try:
-            sol = solve(limited, time_limit=solve_time_limit, engine="auto")
+            if backward_full:
+                sol = solve_cpsat(limited, time_limit=solve_time_limit, backward=True)
+            else:
+                sol = solve(limited, time_limit=solve_time_limit, engine="auto")
             opt_status = sol.status
             if sol.status == "optimal":
                 optimum = sol.makespan

@@ -1,0 +1,197 @@
+"""Memory-aware lower bounds with per-stage costs and a communication delay (docs/theory.md
+A.9, theorems H4-H6): the uniform theorems MW1/MW8c, T3 and T2/S3 with per-stage durations
+``f_s, b_s`` (split ``b_I,s, b_W,s``) and the delay ``c`` on every precedence between stages on
+different GPUs.
+
+* **H4** (GPU subset over the chain graph; MW1, and at ``K = 1`` MW8c): for a GPU ``p`` and a
+  set ``A`` of its op types, ``T >= min_A head + m sum_A duration + min_A tail``, heads and tails
+  the longest paths of one microbatch's precedence graph (:func:`chain_graph`) with ``c`` on
+  every edge between GPUs; at ``K = 1`` the graph has the forced ``R`` of every stage below the
+  top stage of its GPU, waiting for the release of the GPU's higher stages. Any ``v``.
+* **H5** (single slot, ``K = 1``, ``v = 1``; T3): GPU ``p`` with ``f = f_p``, ``u = f_p + b_p``
+  and the kept hold's chain gap ``G_p = sum_{s > p} (f_s + g_s) + 2 c (P - 1 - p)``:
+  fused ``T >= head(p) + min_x Λ_p(x) + down(p)``; split ``T >= head(p) + min_x Λ_p(x) - b_W,p
+  + max(b_W,p, down(p) + b_W,0)``.
+* **H6** (memory-time, finite ``K``, ``v = 1``; T2 and S3): T2's and S3's argument per GPU with
+  the per-stage hold lengths and the window ``[head(p), T - down(p)]`` (fused) or
+  ``[head(p), T]`` (split).
+
+With uniform durations and ``c = 0`` each equals its uniform theorem (tests). The forms that
+hold with backward recomputation: H4 with the chain of A.11 (``R(j,s)`` waits for the end of
+``I(j,s')``); H5 and H6 split are not claimed there (left out).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Optional
+
+from schedules.instance import Instance
+
+from .heterogeneous import downs, heads
+from .multi_wave import min_single_slot_waste, subset_best
+from .single_wave import _memory_time_min, slot_edge
+from .theorems import SINGLE, theorem
+
+DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H6)"
+"""The docs section of H4-H6."""
+
+
+def chain_graph(inst: Instance, backward: bool = False) -> dict:
+    """``{(kind, stage): (head, tail, duration)}`` of one microbatch's op types (``F``, the
+    input-gradient op ``B`` or ``I``, ``W`` split, and at ``K = 1`` the forced ``R``), with
+    per-stage durations and ``c`` on every precedence between different GPUs.
+
+    ``head``: the longest path of predecessors' durations and delays before the op starts;
+    ``tail``: the longest path after it ends. At ``K = 1`` the ``R(j,s)`` of a stage below the
+    top stage of its GPU is forced (MW8's lemma: a kept ``(j,s)`` would be live with a higher
+    stage of the GPU) and starts after the release of every higher stage ``s'`` of the GPU: the
+    end of ``W(j,s')`` (split), of ``B(j,s')`` (fused), or, with ``backward``, of ``I(j,s')``
+    (docs/theory.md A.11). Same-GPU edges have no delay.
+    """
+    S, c, gpu = inst.S, inst.c, inst.stage_to_rank
+    f = inst.durations_of("F")
+    split = inst.split
+    g = inst.durations_of("I" if split else "B")
+    w = inst.durations_of("W") if split else (0,) * S
+    ig = "I" if split else "B"
+    top: dict[int, int] = {}
+    for s in range(S):
+        top[gpu[s]] = s
+    forced = [inst.K == 1 and s < top[gpu[s]] for s in range(S)]
+    lag_f = [0] + [c if gpu[s] != gpu[s - 1] else 0 for s in range(1, S)]   # F(s-1) -> F(s)
+    lag_b = [c if s + 1 < S and gpu[s] != gpu[s + 1] else 0 for s in range(S)]  # IG(s+1) -> IG(s)
+    wait_w = split and not backward      # R of a lower stage waits for W (else for the IG)
+    hF = [Fraction(0)] * S
+    for s in range(1, S):
+        hF[s] = hF[s - 1] + f[s - 1] + lag_f[s]
+    hR: dict[int, Fraction] = {}
+    hG = [Fraction(0)] * S
+    rel: dict[int, Fraction] = {}      # latest release end so far of each GPU's higher stages
+    prev = hF[S - 1] + f[S - 1]
+    for s in range(S - 1, -1, -1):
+        p = gpu[s]
+        start = prev if s == S - 1 else prev + lag_b[s]
+        if forced[s]:
+            hR[s] = max(hF[s] + f[s], rel[p])
+            start = max(start, hR[s] + f[s])
+        hG[s] = start
+        prev = start + g[s]
+        end = prev + (w[s] if wait_w else 0)
+        rel[p] = max(rel[p], end) if p in rel else end
+    tG = [Fraction(0)] * S
+    tW = [Fraction(0)] * S
+    tR: dict[int, Fraction] = {}
+    after: dict[int, Fraction] = {}    # longest continuation through a lower stage's R
+    for s in range(S):
+        p = gpu[s]
+        cont = after.get(p, Fraction(0))
+        down = g[s - 1] + tG[s - 1] + lag_b[s - 1] if s else Fraction(0)
+        if split:
+            tW[s] = cont if wait_w else Fraction(0)
+            tG[s] = max(down, w[s] + tW[s], Fraction(0) if wait_w else cont)
+        else:
+            tG[s] = max(down, cont)
+        if forced[s]:
+            tR[s] = g[s] + tG[s]
+            after[p] = max(after[p], f[s] + tR[s]) if p in after else f[s] + tR[s]
+    tF = [Fraction(0)] * S
+    nxt = g[S - 1] + tG[S - 1]
+    for s in range(S - 1, -1, -1):
+        tF[s] = max(nxt, f[s] + tR[s]) if forced[s] else nxt
+        nxt = f[s] + tF[s] + lag_f[s]
+    out = {}
+    for s in range(S):
+        out[("F", s)] = (hF[s], tF[s], f[s])
+        if forced[s]:
+            out[("R", s)] = (hR[s], tR[s], f[s])
+        out[(ig, s)] = (hG[s], tG[s], g[s])
+        if split:
+            out[("W", s)] = (hG[s] + g[s], tW[s], w[s])
+    return out
+
+
+@theorem("H4", "GPU subset over the chain graph, per-stage costs and c", DOC,
+         terms=("hetero_gpu_subset",))
+def gpu_subset_value(inst: Instance, backward: bool = False) -> Fraction:
+    """H4: MW1 over :func:`chain_graph`, maximised over GPUs and sets of op types."""
+    types: list[list[tuple]] = [[] for _ in range(inst.P)]
+    gpu = inst.stage_to_rank
+    for (kind, s), (h, t, d) in chain_graph(inst, backward).items():
+        types[gpu[s]].append((kind, s, h, t, d))
+    return subset_best(types, inst.m)[0]
+
+
+def _gap(inst: Instance, p: int) -> Fraction:
+    """``G_p`` (``v = 1``): the chain a kept hold of GPU ``p`` contains besides its own ``F`` and
+    input-gradient op: the stages above ``p`` up and down, ``2c`` per GPU crossing."""
+    f = inst.durations_of("F")
+    g = inst.durations_of("I" if inst.split else "B")
+    return sum((f[s] + g[s] for s in range(p + 1, inst.P)), Fraction(0)) + 2 * inst.c * (
+        inst.P - 1 - p)
+
+
+@theorem("H5", "single slot, per-stage costs and c (K = 1, v = 1)", DOC,
+         terms=("hetero_single_slot",))
+def single_slot_value(inst: Instance) -> Optional[Fraction]:
+    """H5 (``K = 1``, ``v = 1``); None elsewhere.
+
+    >>> single_slot_value(Instance(P=3, m=4, K=1, f=3, b=2))   # = T3 when uniform, c = 0
+    Fraction(34, 1)
+    """
+    if inst.K != 1 or inst.v != 1:
+        return None
+    f, b = inst.durations_of("F"), inst.durations_of("B")
+    head, down = heads(inst), downs(inst)
+    best = None
+    for p in range(inst.P):
+        G = _gap(inst, p)
+        lam = inst.m * (f[p] + b[p]) + min_single_slot_waste(inst.m, G, f[p], inst.m)
+        if inst.split:
+            w = inst.durations_of("W")
+            val = head[p] + lam - w[p] + max(w[p], down[p] + w[0])
+        else:
+            val = head[p] + lam + down[p]
+        best = val if best is None else max(best, val)
+    return best
+
+
+@theorem("H6", "memory-time, per-stage costs and c (v = 1)", DOC,
+         terms=("hetero_memory_time",))
+def memory_time_value(inst: Instance) -> Optional[Fraction]:
+    """H6 (finite ``K < m``, ``v = 1``); None elsewhere.
+
+    >>> memory_time_value(Instance(P=4, m=8, K=2, f=1, b=2))   # = T2 when uniform, c = 0
+    Fraction(33, 1)
+    """
+    if inst.K is None or inst.v != 1 or inst.K >= inst.m:
+        return None
+    f, b = inst.durations_of("F"), inst.durations_of("B")
+    g = inst.durations_of("I" if inst.split else "B")
+    w = inst.durations_of("W") if inst.split else None
+    head, down = heads(inst), downs(inst)
+    k = min(inst.K, inst.m)
+    best = None
+    for p in range(inst.P):
+        u = f[p] + b[p]
+        kept = f[p] + _gap(inst, p) + g[p] + (w[p] if inst.split else 0)
+        edge = slot_edge(k, f[p], w[p] if inst.split else b[p])
+        inner = _memory_time_min(inst.m, 0, inst.K, f[p], u, kept, u, edge)
+        val = head[p] + inner + (0 if inst.split else down[p])
+        best = val if best is None else max(best, val)
+    return best
+
+
+def terms(inst: Instance, backward: bool = False) -> list[tuple[str, Fraction, bool]]:
+    """``(name, value, exact)`` of H4-H6 for ``inst`` (never exact). ``backward``: only the
+    forms proven with backward recomputation (H4 on A.11's chain)."""
+    out = [("hetero_gpu_subset", gpu_subset_value(inst, backward and inst.split), False)]
+    if backward and inst.split:
+        return out
+    slot = single_slot_value(inst)
+    if slot is not None:
+        out.append(("hetero_single_slot", slot, False))
+    mem = memory_time_value(inst)
+    if mem is not None:
+        out.append(("hetero_memory_time", mem, False))
+    return out

@@ -1,0 +1,75 @@
+"""H4-H6 (bounds/heterogeneous_memory.py, docs/theory.md A.9): equal to the uniform theorems on
+uniform instances, valid against exact optima of random non-uniform instances with finite K,
+and a planted error in each is caught by the registered check."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from bounds import heterogeneous_memory as hm
+from bounds import lower_bound
+from bounds import multi_wave as mw
+from bounds import single_wave as sw
+from proofs_checks.heterogeneous import (MEMORY_SEED, heterogeneous_memory_bounds,
+                                         random_instances)
+from proofs_checks.registry import Context
+from schedules import Instance
+
+
+def uniform_grid():
+    for P, m, K, v, pl, split in itertools.product((2, 3, 4), (1, 2, 3, 5), (1, 2, 3, None),
+                                                   (1, 2, 3), ("looped", "vshape"), (False, True)):
+        for f, b1, b2 in ((1, 2, 1), (2, 1, 3), (3, 2, 2)):
+            kw = dict(P=P, m=m, K=K, v=v, placement=pl, f=f)
+            kw.update(dict(b_I=b1, b_W=b2) if split else dict(b=b1 + b2))
+            yield Instance(**kw)
+
+
+def test_equal_to_the_uniform_theorems_on_uniform_instances():
+    n = 0
+    for inst in uniform_grid():
+        n += 1
+        assert hm.gpu_subset_value(inst) == mw.gpu_subset_value(inst), inst
+        if inst.split:
+            assert hm.gpu_subset_value(inst, True) == mw.gpu_subset_value(inst, True), inst
+        if inst.v == 1 and inst.K == 1:
+            assert hm.single_slot_value(inst) == sw.single_slot_value(inst), inst
+        if inst.v == 1 and inst.K is not None and inst.K < inst.m:
+            uni = sw.split_memory_time_value(inst) if inst.split else sw.memory_time_value(inst)
+            assert hm.memory_time_value(inst) == uni, inst
+    assert n == 1728
+
+
+def test_the_previous_worst_instance():
+    """P=2, m=2, K=1, v=2 looped, per-stage split costs, c=1: H1-H3 gave 34, OPT = 49."""
+    inst = Instance(P=2, m=2, K=1, v=2, placement="looped", f=[4, 2, 2, 4], b_I=[3, 1, 3, 1],
+                    b_W=[2, 1, 3, 1], c=1)
+    assert dict(lower_bound(inst).terms)["hetero_gpu_subset"] == 47
+
+
+def test_delay_lengthens_the_chain_graph():
+    base = Instance(P=3, m=2, K=1, v=2, f=[1, 2, 1, 1, 2, 1], b=[2, 1, 2, 2, 1, 2])
+    assert hm.gpu_subset_value(base.with_(c=1)) > hm.gpu_subset_value(base)
+
+
+def test_quick_check_passes():
+    res = heterogeneous_memory_bounds(Context(mode="quick"))
+    assert res.ok, res.detail
+    assert res.instances == 24
+
+
+@pytest.mark.parametrize("name", ["gpu_subset_value", "single_slot_value", "memory_time_value"])
+def test_a_planted_error_in_each_is_caught(monkeypatch, name):
+    real = getattr(hm, name)
+
+    def planted(inst, *a, **k):
+        x = real(inst, *a, **k)
+        return None if x is None else x + 1
+
+    monkeypatch.setattr(hm, name, planted)
+    res = heterogeneous_memory_bounds(
+        Context(mode="quick"), random_instances(24, seed=MEMORY_SEED, Ks=(1, 2, 3)))
+    tid = {"gpu_subset_value": "H4", "single_slot_value": "H5", "memory_time_value": "H6"}[name]
+    assert not res.ok and f"{tid} (hetero_" in res.detail
