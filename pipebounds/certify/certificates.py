@@ -3,16 +3,20 @@
 
 A valid schedule that fits ``K`` has makespan ``>= OPT >= LB``; one whose simulated makespan
 equals the (valid) bound ``LB`` therefore proves ``OPT = LB``. The candidates, cheapest first:
-the construction of the exact cases (:func:`pipebounds.constructions.optimal_schedule`; at
-``K = 1`` the bounded search with a node budget from the time left), then every known family of
-:mod:`schedules.generators` fitted to ``K`` with :func:`schedules.remat.fit_memory`, after the
-schedules the caller passes.
+the schedules recorded for this very instance (pipebounds/data/certificates.jsonl, written by
+tools/ship_certificates.py from the long solver runs of data/), the construction of the exact
+cases (:func:`pipebounds.constructions.optimal_schedule`; at ``K = 1`` the bounded search with a
+node budget from the time left), then every known family of :mod:`schedules.generators` fitted to
+``K`` with :func:`schedules.remat.fit_memory`, after the schedules the caller passes.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from fractions import Fraction
+from functools import lru_cache
+from importlib import resources
 from typing import Iterable, Optional
 
 from schedules.instance import Instance
@@ -35,6 +39,36 @@ def reaches(sched: Schedule, inst: Instance, target: Fraction, result=None) -> b
     return inst.K is None or max(res.peak_memory) <= inst.K
 
 
+STORED = ("data", "certificates.jsonl")
+"""Where the recorded certificate schedules lie inside the ``pipebounds`` package."""
+
+
+@lru_cache(maxsize=1)
+def stored_schedules() -> tuple[tuple[Schedule, str], ...]:
+    """The recorded schedules ``(schedule, where)`` of pipebounds/data/certificates.jsonl (none
+    when the package was built without it), read once per process."""
+    from schedules.io import schedule_from_document
+
+    node = resources.files("pipebounds")
+    for part in STORED:
+        node = node / part
+    text = node.read_text() if node.is_file() else ""
+    out = []
+    for line in text.splitlines():
+        if line.strip():
+            doc = json.loads(line)
+            out.append((schedule_from_document(doc), doc.get("recorded_as", "certificates.jsonl")))
+    return tuple(out)
+
+
+def _same_pipeline(a: Instance, b: Instance) -> bool:
+    """The same instance but for ``K`` (a stored schedule is tried at the caller's ``K``)."""
+    da, db = a.to_dict(), b.to_dict()
+    da.pop("K", None)
+    db.pop("K", None)
+    return da == db
+
+
 def _candidates(inst: Instance, deadline: float) -> Iterable[tuple[Schedule, str]]:
     """Schedules to try as certificates, cheapest first: the construction of the exact cases
     (:func:`pipebounds.constructions.optimal_schedule`; at ``K = 1`` the bounded search with a
@@ -44,6 +78,9 @@ def _candidates(inst: Instance, deadline: float) -> Iterable[tuple[Schedule, str
     from schedules.generators import GENERATORS, generate
     from schedules.remat import fit_memory
 
+    for sched, where in stored_schedules():
+        if _same_pipeline(sched.instance, inst):
+            yield sched, f"recorded {where}"
     if inst.v == 1 and inst.K == 1 and not inst.split and not inst.c:
         # the bounded search runs about NODES_PER_SECOND nodes a second: a budget from the
         # time left, at most its default 2000 P m; the list family only with time to spare
@@ -83,4 +120,4 @@ def certificate(inst: Instance, target: Fraction, seconds: float,
     return None
 
 
-__all__ = ["NODES_PER_SECOND", "certificate", "reaches"]
+__all__ = ["NODES_PER_SECOND", "STORED", "certificate", "reaches", "stored_schedules"]
