@@ -42,19 +42,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .ops import OVERLAP_SEP, split_action
+from .schedule import COMM_KINDS, comms_problem, parse_comm_action  # noqa: F401 (re-exported)
 
 MAX_BLOCKED = 10
 """At most this many blocked GPUs are named in one ``comm_deadlock`` message."""
 
-COMM_KINDS = ("SEND_F", "RECV_F", "SEND_B", "RECV_B")
-"""torch's point-to-point actions kept in :attr:`Schedule.comms`."""
-
-
-def _parse(text: str, p: int):
-    parts = split_action(text)
-    if parts is None or parts[1] not in COMM_KINDS + ("F", "B", "I", "W", "R"):
-        raise ValueError(f"GPU {p}: cannot read communication-order action {text!r}")
-    return parts
+_parse = parse_comm_action
 
 
 def _peer(inst, action):

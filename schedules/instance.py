@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .memory import MemoryModel
 
 from .limits import DOCS, LimitError, MAX_TIME_UNITS, check_limit
-from .numbers import read_fraction, read_whole, show
+from .numbers import read_fraction, read_limit, read_whole, show
 
 Number = Union[int, Fraction, str, float]
 
@@ -226,13 +226,8 @@ class Instance:
         v = _positive_int(self.v, "v")
         _limit("MAX_STAGES", P, "P")
         _limit("MAX_PAIRS", P * m, f"P·m = {P}·{m}")
-        K = self.K
-        if isinstance(K, str) and K.strip().lower() in ("inf", "infinity", "none", ""):
-            K = None
-        elif isinstance(K, float) and K == float("inf"):
-            K = None
+        K = read_limit(self.K, "K", InstanceError, InstanceLimitError)
         if K is not None:
-            K = _positive_int(K, "K")
             _limit("MAX_INTEGER", K, "K")
         if self.stage_to_rank is not None:
             s2r = stage_list(self.stage_to_rank, P)

@@ -15,14 +15,16 @@ communication delay, ``memory`` the bytes model (:mod:`schedules.memory`).
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from typing import Any, Callable
 
-from .limits import (DOCS, LimitError, MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_NUMBER_DIGITS, limit_message)
+from .limits import (DOCS, LimitError, MAX_DOCUMENTS, MAX_INPUT_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES,
+                     MAX_NUMBER_DIGITS, limit_message)
 from .instance import Instance, InstanceError, durations_json, fraction_json, to_fraction
 from .memory import MemoryModelError, memory_from_json
 from .ops import OpError
-from .schedule import Schedule, ScheduleError
+from .schedule import Schedule, ScheduleError, comms_problem
 from .errors import InputError
 
 
@@ -35,6 +37,31 @@ class DocumentLimitError(DocumentError, LimitError):
 
 
 # ------------------------------------------------------------------------------- text and JSON
+def read_capped(fh, where: str = "input") -> bytes:
+    """Everything the binary file ``fh`` holds, read in 1 MiB chunks and refused (a
+    :class:`DocumentLimitError` naming ``where``) as soon as it passes ``MAX_INPUT_BYTES``: an
+    endless stream costs the limit, not the stream."""
+    chunks, total = [], 0
+    while True:
+        chunk = fh.read(min(1 << 20, MAX_INPUT_BYTES + 1 - total))
+        if not chunk:
+            break
+        if isinstance(chunk, str):  # a text stream (tests replace stdin)
+            chunk = chunk.encode("utf-8", "surrogatepass")
+        total += len(chunk)
+        chunks.append(chunk)
+        if total > MAX_INPUT_BYTES:
+            raise DocumentLimitError(limit_message("MAX_INPUT_BYTES", f"more than {MAX_INPUT_BYTES}",
+                                                   f"{where}: size in bytes"))
+    return b"".join(chunks)
+
+
+def read_file(path: str, where: str | None = None) -> bytes:
+    """The bytes of the file ``path`` through :func:`read_capped` (OSError as ``open`` raises)."""
+    with open(path, "rb") as fh:
+        return read_capped(fh, where or path)
+
+
 def decode_text(data: bytes, where: str = "input") -> str:
     """``data`` decoded as UTF-8 (a leading byte-order mark is dropped); invalid bytes give a
     :class:`DocumentError` naming the offset."""
@@ -46,6 +73,24 @@ def decode_text(data: bytes, where: str = "input") -> str:
     except UnicodeDecodeError as exc:
         raise DocumentError(f"{where} is not UTF-8 text: {exc.reason} (byte 0x{data[exc.start]:02x}"
                             f" at offset {exc.start})") from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable_text(text: str) -> str:
+    """``text`` with every lone surrogate (``"\\ud800"`` in JSON, an undecodable byte of a
+    command-line argument) replaced by U+FFFD, so it can be written as UTF-8 anywhere (a title, a
+    file, standard output). Other text is returned as it is.
+
+    >>> printable_text("a\\ud800b")
+    'a\\ufffdb'
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
 
 
 def _json_int(text: str) -> int:
@@ -97,6 +142,10 @@ def parse_json(text: str, where: str = "", decimals: bool = True) -> Any:
     prefix = f"{where}: " if where else ""
     if not isinstance(text, str):
         raise TypeError(f"parse_json: text must be a str, got {type(text).__name__}")
+    commas = text.count(",")
+    if commas >= MAX_JSON_VALUES:
+        raise DocumentLimitError(prefix + limit_message(
+            "MAX_JSON_VALUES", f"more than {commas}", "JSON values (commas in the text)"))
     try:
         data = json.loads(text, parse_int=_json_int, parse_float=Decimal if decimals else _json_float,
                           parse_constant=_json_constant)
@@ -253,10 +302,14 @@ def schedule_from_document(doc: dict) -> Schedule:
     if "orders" not in doc:
         raise DocumentError("orders document is missing 'orders'")
     source = doc.get("source", "")
-    source = source if isinstance(source, str) else json.dumps(source, default=str)[:200]
+    source = printable_text(source if isinstance(source, str)
+                            else json.dumps(source, default=str)[:200])
     sched = Schedule.from_strings(inst, doc["orders"], source=source)
     if doc.get("comms") is not None:  # the send/receive order (schedules/comms.py)
         sched = Schedule(inst, sched.orders, sched.source, doc["comms"], sched.overlaps)
+        problem = comms_problem(sched)
+        if problem is not None:
+            raise DocumentError(f"comms: {problem}")
     return sched
 
 
@@ -316,14 +369,16 @@ def load_documents(text: str) -> tuple[list[dict], bool]:
     (:func:`unwrap_document`)."""
     data = parse_json(text)
     if isinstance(data, list):
+        if len(data) > MAX_DOCUMENTS:
+            raise DocumentLimitError(limit_message("MAX_DOCUMENTS", len(data),
+                                                   "documents in the input"))
         return [unwrap_document(d) for d in data], True
     return [unwrap_document(data)], False
 
 
 def read_schedule(path: str) -> Schedule:
     """Read one orders document from a file."""
-    with open(path, "rb") as fh:
-        docs, was_list = load_documents(decode_text(fh.read(), path))
+    docs, was_list = load_documents(decode_text(read_file(path), path))
     if was_list:
         if len(docs) != 1:
             raise DocumentError(f"{path} holds {len(docs)} documents, expected one")

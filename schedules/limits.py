@@ -26,8 +26,20 @@ MAX_PAIRS = 1 << 22
 """``P·v·m``: stage-microbatch pairs of an instance (4,194,304); a schedule has at most five ops
 per pair (``F``, ``R``, ``B`` or ``I`` + ``W``, a backward ``R``), about 21 million ops."""
 
-MAX_ORDER_ITEMS = 5 * MAX_PAIRS
-"""Action strings an orders document may list in all (five per pair of the largest instance)."""
+MAX_ORDER_ITEMS = 1 << 20
+"""Ops of one schedule that is read (action strings an orders document lists in all) or written
+(``generate``): 1,048,576, about 0.5 GiB and a few seconds to simulate, so every command on a
+schedule stays within 1 GiB and seconds (a 1F1B schedule of ``P = 64, m = 8192``)."""
+
+MAX_DOCUMENTS = 256
+"""Orders documents in one input (a JSON list of documents)."""
+
+MAX_JSON_VALUES = 1 << 22
+"""Values of one JSON input, bounded before it is parsed by the commas of its text (strings
+included): 4,194,304, room for a schedule at ``MAX_ORDER_ITEMS`` and its send/receive order."""
+
+MAX_GRID_ITEMS = 100_000
+"""Items of one sweep grid (the product of its lists' lengths, computed before expanding)."""
 
 MAX_INTEGER = 1 << 53
 """``K`` and every whole number an input gives (beyond ``P``, ``m``, ``v``, which have smaller
@@ -43,11 +55,18 @@ MAX_TIME_UNITS = 1 << 53
 durations (``Instance.unit``), stays below this: ``5·P·v·m · (max duration + c)`` in units. So
 the integer simulator (int64), CP-SAT and float conversions never overflow or round."""
 
+MAX_SECONDS = 10 ** 9
+"""A time limit in seconds (about 31 years): larger values are refused rather than overflowing a
+deadline; ``inf`` is the spelling of no limit where a command allows it."""
+
 MAX_JSON_DEPTH = 64
 """Nesting of arrays and objects in any JSON input, ignored keys included."""
 
-MAX_INPUT_BYTES = 1 << 30
-"""Size of one input file or of standard input (1 GiB)."""
+MAX_INPUT_BYTES = 1 << 25
+"""Size of one input file or of standard input (32 MiB, read in 1 MiB chunks and refused as soon
+as it is passed: an endless stream such as ``/dev/zero`` costs 32 MiB and a few milliseconds).
+A document at ``MAX_ORDER_ITEMS`` takes about 12 MiB; the parsed form of any 32 MiB input stays
+below 0.5 GiB with ``MAX_JSON_VALUES``."""
 
 DOCS = "docs/reliability.md"
 

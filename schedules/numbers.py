@@ -15,6 +15,10 @@ Fraction(3, 2)
 Fraction(3, 2)
 >>> read_whole("8", "P")
 8
+>>> read_limit("inf", "K") is None
+True
+>>> read_seconds("2.5", "--time-limit")
+2.5
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import re
 from decimal import Decimal
 from fractions import Fraction
 
-from .limits import DOCS, LimitError, MAX_NUMBER_DIGITS
+from .limits import DOCS, LimitError, MAX_NUMBER_DIGITS, MAX_SECONDS
 
 INT_TEXT = re.compile(r"\s*([+-]?)([0-9]+)\s*\Z")
 _FRACTION_TEXT = re.compile(r"\s*([+-]?)([0-9]+)\s*/\s*([0-9]+)\s*\Z")
@@ -144,3 +148,52 @@ def read_whole(value, name: str, minimum: int = 1, error: type = ValueError,
     if n < minimum:
         raise error(f"{name} must be >= {minimum}, got {n}")
     return n
+
+
+INF_WORDS = ("inf", "infinity")
+"""The spellings of "no limit" a text field accepts (any case); anything else must be a number."""
+
+
+def read_limit(value, name: str, error: type = ValueError, limit_error: type = LimitError):
+    """A limit such as ``K``: a whole number ``>= 1``, or None for no limit.
+
+    No limit is ``None`` (JSON ``null``), the text ``"inf"``/``"infinity"`` (any case) or the
+    float infinity. Every other text must be a whole number in ASCII digits
+    (:func:`read_whole`): the empty text (an unset shell variable), ``"none"``, ``"1_0"`` or
+    non-ASCII digits are refused, never read as "no limit" or as a number.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() in INF_WORDS:
+        return None
+    if isinstance(value, float) and value == float("inf"):
+        return None
+    if isinstance(value, str) and not value.strip():
+        raise error(f"{name} must be a whole number >= 1 or 'inf', got an empty text")
+    return read_whole(value, name, 1, error, limit_error)
+
+
+def read_seconds(value, name: str, allow_zero: bool = False, allow_inf: bool = False,
+                 error: type = ValueError, limit_error: type = LimitError):
+    """A time in seconds (a flag such as ``--time-limit``): an exact decimal read by
+    :func:`read_fraction` (ASCII digits, no ``nan``, no ``1_0``), returned as a float.
+
+    It must be ``> 0`` (``>= 0`` with ``allow_zero``); with ``allow_inf``, ``inf`` gives None
+    (no limit). At most :data:`MAX_SECONDS`, so a deadline ``now + seconds`` is a float time.
+    """
+    text = value.strip().lower() if isinstance(value, str) else value
+    if allow_inf and (text in INF_WORDS or text == float("inf")):
+        return None
+    what = "a number of seconds" + (" or 'inf'" if allow_inf else "")
+    try:
+        t = read_fraction(value, name, error, limit_error)
+    except limit_error:
+        raise
+    except error:
+        raise error(f"{name} must be {what}, got {show(value)}") from None
+    if t < 0 or (t == 0 and not allow_zero):
+        raise error(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {show(value)}")
+    if t > MAX_SECONDS:
+        raise limit_error(f"{name} = {show(value)} is above the limit MAX_SECONDS = "
+                          f"{MAX_SECONDS} ({DOCS})")
+    return float(t)

@@ -152,7 +152,8 @@ def _score(schedule: Schedule):
     return (res.makespan, int(res.end_units.sum())), res
 
 
-def _polish(schedule: Schedule, K: int, window: int, budget: int, bar=None) -> Schedule:
+def _polish(schedule: Schedule, K: int, window: int, budget: int, bar=None,
+            deadline=None) -> Schedule:
     orders = [list(seq) for seq in schedule.orders]
     inst = schedule.instance
     best, res = _score(schedule)
@@ -178,7 +179,7 @@ def _polish(schedule: Schedule, K: int, window: int, budget: int, bar=None) -> S
             f_pos = seq.index(Op(rop.stage, "F", rop.microbatch))
             best_seq, best_res = None, None
             for k in range(i - 1, max(f_pos, i - window - 1), -1):
-                if sims >= budget:
+                if sims >= budget or (deadline is not None and deadline.expired()):
                     break
                 cand = seq[:k] + [rop] + seq[k:i] + seq[i + 1:]
                 if _peak(cand) > K:
@@ -197,7 +198,7 @@ def _polish(schedule: Schedule, K: int, window: int, budget: int, bar=None) -> S
 
 
 def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
-               budget: int = 800, progress: Progress = None) -> Schedule:
+               budget: int = 800, progress: Progress = None, deadline=None) -> Schedule:
     """``schedule`` with ``R`` ops inserted (and some ``W`` moved earlier) so that every GPU holds
     at most ``K`` activations; the result carries ``K`` in its instance. See the module docstring.
 
@@ -205,6 +206,8 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
     positions each, at most ``budget`` trial simulations in all). ``progress``: None (silent),
     True (a tqdm bar on stderr when it is a terminal) or ``callback(done, total)``, counting the
     GPUs fitted and then the polish's trial simulations (:mod:`schedules.progress`).
+    ``deadline`` (:class:`schedules.deadline.Deadline`): the polish stops when it expires (the
+    schedule is valid at every step, so it is returned as far as it got).
     """
     require(schedule, Schedule, "schedule", "fit_memory")
     if isinstance(K, bool) or not isinstance(K, int) or K < 1:
@@ -225,7 +228,7 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
     fitted = Schedule(inst, orders, source)
     result = simulate(fitted)
     if result.valid and polish and any(op.kind == "R" for _, op in fitted.ops()):
-        fitted = _polish(fitted, K, window, budget, bar)
+        fitted = _polish(fitted, K, window, budget, bar, deadline)
         result = simulate(fitted)
     bar.close()
     if not result.valid:

@@ -68,7 +68,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from math import lcm
+from math import gcd, lcm
 from typing import Optional
 
 from .ops import Op
@@ -78,6 +78,9 @@ from .remat import RematError
 OBJECTIVES = ("makespan", "span")
 POSITIONS = ("anywhere", "adjacent")
 DEFAULT_TIME_LIMIT = 60.0
+MAX_MODEL_INTEGER = 1 << 53
+"""The largest integer a model's constant or horizon may reach (CP-SAT's are 64-bit; this keeps
+sums of them, and their float images, exact)."""
 
 
 # --------------------------------------------------------------------------- the data
@@ -96,6 +99,8 @@ class MemorySpec:
     budget: int
     scale: int = 1
     in_bytes: bool = False
+    requested: Optional[Fraction] = None
+    """The byte budget as given (``budget`` may be lower: clamped to the most any GPU can hold)."""
 
     @classmethod
     def count(cls, S: int, P: int, K: int) -> "MemorySpec":
@@ -126,14 +131,54 @@ def _bytes_spec(inst, budget_bytes) -> MemorySpec:
     budget = to_fraction(budget, "budget")
     if budget < 0:
         raise RematError(f"the byte budget must be >= 0, got {budget}")
+    # The most a GPU can ever hold: its static bytes, every activation and kept gradient of its
+    # stages for every microbatch, and the largest transient. A budget above it constrains
+    # nothing, so clamping it there is exact (and keeps 2^62 or 40-digit budgets out of CP-SAT's
+    # 64-bit integers).
+    most = max(static[p] + inst.m * sum(act[s] + kept[s] for s in inst.stages_of(p))
+               + max(trans.values(), default=0) for p in range(P))
+    requested = budget
+    budget = min(budget, most)
     nums = act + kept + static + list(trans.values()) + [budget]
     scale = lcm(*(x.denominator for x in nums))
+    ints = [int(x * scale) for x in nums]
+    g = gcd(*ints) or 1  # a common factor of every byte count (e.g. all in KiB) changes nothing
+    scale = Fraction(scale, g)
+    top = max(int(most * scale), 1)
+    if top > MAX_MODEL_INTEGER:
+        raise RematError(f"the byte counts are too large for the exact solver: a GPU may hold "
+                         f"{top} units of 1/{scale} bytes, above {MAX_MODEL_INTEGER} (2^53); "
+                         f"give the memory model in larger units (KiB, MiB)")
 
     def i(x):
         return int(x * scale)
 
     return MemorySpec(tuple(map(i, act)), tuple(map(i, kept)), tuple(map(i, static)),
-                      {k: i(x) for k, x in trans.items()}, i(budget), scale, True)
+                      {k: i(x) for k, x in trans.items()}, i(budget), scale, True, requested)
+
+
+def _integer_bound(raw: float) -> int:
+    """CP-SAT's proven bound on an integer objective as an integer: ``ceil`` (a float within
+    1e-6 of an integer is that integer, never truncated one below it)."""
+    import math
+
+    near = round(raw)
+    return int(near) if abs(raw - near) <= 1e-6 else math.ceil(raw)
+
+
+def _check_time_scale(base: Schedule, tscale: int, span_obj: bool) -> None:
+    """RematError unless every time of the model (its horizon: all durations, every possible
+    recompute and every delay, in units of ``1/tscale``) fits CP-SAT's integers with room."""
+    inst = base.instance
+    f = max(inst.durations_of("F"))
+    d = max(max(inst.durations_of(k)) for k in (("F", "B", "I", "W") if inst.split else ("F", "B")))
+    horizon = (sum(1 for _ in base.ops()) * d + inst.S * inst.m * (f + 2 * inst.c)) * tscale
+    if horizon > MAX_MODEL_INTEGER:
+        what = (f"the span objective's time unit 1/(unit·lcm(1..P)) at P = {inst.P}" if span_obj
+                else "the time unit of the durations")
+        raise RematError(f"the model's times are too large for the exact solver: {what} gives a "
+                         f"horizon of {int(horizon)} units, above {MAX_MODEL_INTEGER} (2^53)"
+                         + ("; use --objective makespan" if span_obj else ""))
 
 
 def _durations(inst, kind: str) -> list[Fraction]:
@@ -532,7 +577,7 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
         inst = inst0.with_(K=K, memory=None if model is None else replace(model, budget=None))
     else:
         mem = _bytes_spec(inst0, budget_bytes)
-        inst = inst0.with_(K=None, memory=replace(inst0.memory, budget=mem.value(mem.budget)))
+        inst = inst0.with_(K=None, memory=replace(inst0.memory, budget=mem.requested))
     if backward and not inst.split:
         raise RematError("backward rematerialization needs the split form (I and W ops)")
     cp_model = _ortools()
@@ -542,6 +587,7 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     P = inst.P
     span_obj = objective == "span"
     tscale = inst.unit * (lcm(*range(1, P + 1)) if span_obj else 1)
+    _check_time_scale(base, tscale, span_obj)
     dur = {k: [int(x * tscale) for x in _durations(inst, k)] for k in
            (("F", "B", "I", "W") if inst.split else ("F", "B"))}
     dur["R"] = dur["F"]
@@ -685,7 +731,7 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
                            dropped=dropped, positions=positions, backward=backward, stats=stats)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raw = solver.best_objective_bound
-        lower = Fraction(int(raw), tscale) if raw == raw and abs(raw) != float("inf") \
+        lower = Fraction(_integer_bound(raw), tscale) if raw == raw and abs(raw) != float("inf") \
             else Fraction(0)
         return RematResult("unknown", objective, None, None, max(lower, Fraction(0)),
                            seconds=seconds,
@@ -695,7 +741,7 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     out = Schedule(inst, orders, (schedule.source + "+" if schedule.source else "")
                    + f"optimal-remat({'K=' + str(mem.budget) if not mem.in_bytes else 'bytes'})")
     value = Fraction(solver.value(T), tscale)
-    bound = Fraction(int(solver.best_objective_bound), tscale)
+    bound = Fraction(_integer_bound(solver.best_objective_bound), tscale)
     makespan, peak, span = _check(out, mem, chosen, pairs, span_obj)
     if span_obj:
         assert span == value or code != cp_model.OPTIMAL, \
@@ -706,12 +752,13 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
         if code == cp_model.OPTIMAL:
             assert makespan == value, f"CP-SAT optimum {value} but the orders time to {makespan}"
     achieved = span if span_obj else makespan
-    status = "optimal" if code == cp_model.OPTIMAL or bound >= achieved else "feasible"
+    # optimal only when the proven bound equals the value returned (the reported lower bound)
+    status = "optimal" if bound >= achieved else "feasible"
     fwd = tuple(Op(pairs[k].s, "R", pairs[k].j) for k, kind, _ in chosen if kind == "f")
     bwd = tuple(Op(pairs[k].s, "R", pairs[k].j) for k, kind, _ in chosen if kind == "b")
     peak_out = [mem.value(x) for x in peak] if mem.in_bytes else peak
-    return RematResult(status, objective, out, makespan, achieved if status == "optimal"
-                       else min(bound, achieved), span, tuple(sorted(fwd)), tuple(sorted(bwd)),
+    return RematResult(status, objective, out, makespan, min(bound, achieved), span,
+                       tuple(sorted(fwd)), tuple(sorted(bwd)),
                        peak_out, time.monotonic() - t0, dropped, positions, backward, stats)
 
 

@@ -19,6 +19,7 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .limits import LimitError, MAX_ORDER_ITEMS, limit_message
+from .numbers import INT_TEXT
 from .instance import Instance
 from .ops import KIND_INDEX, KINDS, OVERLAP_SEP, Op, OpError, parse_overlap
 from .errors import InputError
@@ -192,11 +193,12 @@ def orders_per_gpu(orders: OrdersLike, P: int) -> list[Sequence]:
         for key, seq in orders.items():
             if isinstance(key, bool) or not isinstance(key, (int, str)):
                 raise ScheduleError(f"orders key {key!r} is not a GPU number"[:200])
-            try:
-                p = int(key) if isinstance(key, int) or key.strip().isascii() else None
-            except ValueError:
-                p = None
-            if p is None or (isinstance(key, str) and len(key) > 20):
+            if isinstance(key, int):
+                p = key
+            else:  # ASCII digits only: "1_0" and non-ASCII digits are not GPU numbers
+                m = INT_TEXT.match(key) if len(key) <= 20 else None
+                p = int(m.group(1) + m.group(2)) if m else None
+            if p is None:
                 raise ScheduleError(f"orders key {key!r} is not a GPU number"[:200])
             if not 0 <= p < P:
                 raise ScheduleError(f"orders name GPU {p}, outside 0..{P - 1} (P={P})")
@@ -358,3 +360,59 @@ def normalize_comms(comms: OrdersLike, P: int) -> tuple[tuple[str, ...], ...]:
             raise ScheduleError(f"GPU {p}: comms must be a list of action strings")
         out.append(tuple(a.strip() for a in seq))
     return tuple(out)
+
+
+COMM_KINDS = ("SEND_F", "RECV_F", "SEND_B", "RECV_B")
+"""torch's point-to-point actions kept in :attr:`Schedule.comms` (:mod:`schedules.comms`)."""
+
+
+def parse_comm_action(text: str, p: int) -> tuple[int, str, int]:
+    """``(stage, kind, microbatch)`` of one action of a communication order (ValueError naming
+    GPU ``p`` otherwise)."""
+    from .ops import split_action
+
+    parts = split_action(text) if isinstance(text, str) else None
+    if parts is None or parts[1] not in COMM_KINDS + ("F", "B", "I", "W", "R"):
+        raise ValueError(f"GPU {p}: cannot read communication-order action {str(text)[:40]!r}")
+    return parts
+
+
+def comms_problem(schedule) -> str | None:
+    """Why ``schedule.comms`` cannot describe ``schedule`` at all (None when it can): what an
+    orders document's ``comms`` is refused for at reading (exit 2), before any readiness check.
+
+    The problems: an action that is not ``<stage><kind><microbatch>``; a stage outside
+    ``0..S-1`` or a microbatch outside ``0..m-1``; a send or receive whose other end is no
+    stage (``SEND_F``/``RECV_B`` of the last stage, ``RECV_F``/``SEND_B`` of stage 0); an action
+    listed on a GPU that does not hold its stage; an action listed twice; compute ops of a GPU's
+    communication order that differ from its op order (``orders``).
+    """
+    if schedule.comms is None:
+        return None
+    inst = schedule.instance
+    S, m = inst.S, inst.m
+    seen = set()
+    for p, seq in enumerate(schedule.comms):
+        ops = []
+        for k, text in enumerate(seq):
+            try:
+                s, kind, j = parse_comm_action(text, p)
+            except ValueError as exc:
+                return str(exc)[:200]
+            where = f"GPU {p}: comms action {k} ({text[:40]!r})"
+            if not (0 <= s < S and 0 <= j < m):
+                return f"{where} names a stage or microbatch that does not exist (S={S}, m={m})"
+            if (kind in ("SEND_F", "RECV_B") and s == S - 1) or \
+                    (kind in ("RECV_F", "SEND_B") and s == 0):
+                return f"{where} sends to or receives from a stage that does not exist"
+            if inst.gpu(s) != p:
+                return f"{where} is on GPU {p} but stage {s} is on GPU {inst.gpu(s)}"
+            if (s, kind, j) in seen:
+                return f"{where} is listed twice"
+            seen.add((s, kind, j))
+            if kind not in COMM_KINDS:
+                ops.append(f"{s}{kind}{j}")
+        written = [x for a in schedule.actions(p) for x in a.split(OVERLAP_SEP)]
+        if ops != written:  # an F&B op is its forward then its backward, as torch lists them
+            return f"GPU {p}: the ops of its communication order differ from its op order"
+    return None

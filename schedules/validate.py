@@ -35,6 +35,7 @@ from the simulator (:func:`schedules.simulate.simulate`), and :func:`schedules.v
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -54,11 +55,16 @@ class Violation:
         return f"{self.rule}: {self.message}"
 
 
-def _report(out: list, rule: str, messages: list[str]) -> None:
-    for msg in messages[:MAX_MESSAGES_PER_RULE]:
+def _report(out: list, rule: str, messages, total: int | None = None) -> None:
+    """Append the first MAX_MESSAGES_PER_RULE of ``messages`` (a list, or a lazy iterable of
+    ``total`` messages: only the kept ones are ever formatted) and a count of the others."""
+    if total is None:
+        messages = list(messages)
+        total = len(messages)
+    for msg in islice(messages, MAX_MESSAGES_PER_RULE):
         out.append(Violation(rule, msg))
-    if len(messages) > MAX_MESSAGES_PER_RULE:
-        out.append(Violation(rule, f"... and {len(messages) - MAX_MESSAGES_PER_RULE} more"))
+    if total > MAX_MESSAGES_PER_RULE:
+        out.append(Violation(rule, f"... and {total - MAX_MESSAGES_PER_RULE} more"))
 
 
 def check_structure(c: Compiled) -> list[Violation]:
@@ -72,37 +78,42 @@ def check_structure(c: Compiled) -> list[Violation]:
         return f"{c.stage[k]}{KIND_LETTERS[c.kind[k]]}{c.micro[k]}"
 
     bad_range = np.flatnonzero(c.ids < 0)
-    _report(out, "range", [
+    _report(out, "range", (
         f"{name(k)} on GPU {c.gpu[k]}: "
         + (f"stage {c.stage[k]} is outside 0..{S - 1}" if c.stage[k] >= S
            else f"microbatch {c.micro[k]} is outside 0..{m - 1}")
-        for k in bad_range])
+        for k in bad_range), len(bad_range))
     ok = c.ids >= 0
     wrong = np.flatnonzero(ok & (s2r[np.minimum(c.stage, S - 1)] != c.gpu))
-    _report(out, "placement", [
+    _report(out, "placement", (
         f"{name(k)} is listed on GPU {c.gpu[k]} but stage {c.stage[k]} is held by GPU "
-        f"{s2r[c.stage[k]]}" for k in wrong])
+        f"{s2r[c.stage[k]]}" for k in wrong), len(wrong))
     if not inst.split:
         nosplit = np.flatnonzero((c.kind == I) | (c.kind == W))
-        _report(out, "durations", [
+        _report(out, "durations", (
             f"{name(k)} on GPU {c.gpu[k]}: op {KIND_LETTERS[c.kind[k]]} needs split backward "
-            f"durations (b_I, b_W), the instance has fused b only" for k in nosplit])
+            f"durations (b_I, b_W), the instance has fused b only" for k in nosplit), len(nosplit))
 
     counts = np.bincount(c.ids[ok], minlength=NK * S * m).reshape(NK, S, m)
     dup_ids = np.flatnonzero(counts.ravel() > 1)
-    _report(out, "duplicate", [
+    _report(out, "duplicate", (
         f"{c.op_name(int(i))} is listed {counts.ravel()[i]} times" +
         (" (a forward is recomputed at most once before its input gradient)"
          if i // (S * m) == R else
          " (a forward is recomputed at most once between I and W)" if i // (S * m) == RW else "")
-        for i in dup_ids])
+        for i in dup_ids), len(dup_ids))
     has = counts > 0
-    miss_f = np.argwhere(~has[F])
-    _report(out, "missing", [f"forward {s}F{j} is in no order" for s, j in miss_f])
-    no_bwd = np.argwhere(~has[B] & ~has[I] & ~has[W])
-    _report(out, "missing", [
+    def cells(mask):
+        """``(s, j)`` of every True cell of an ``S x m`` mask, lazily (flatnonzero is fast)."""
+        flat = np.flatnonzero(mask.ravel())
+        return ((int(i) // m, int(i) % m) for i in flat), len(flat)
+
+    miss_f, n_miss_f = cells(~has[F])
+    _report(out, "missing", (f"forward {s}F{j} is in no order" for s, j in miss_f), n_miss_f)
+    no_bwd, n_no_bwd = cells(~has[B] & ~has[I] & ~has[W])
+    _report(out, "missing", (
         f"backward of microbatch {j} at stage {s} ({s}B{j}, or {s}I{j} and {s}W{j}) is in no order"
-        for s, j in no_bwd])
+        for s, j in no_bwd), n_no_bwd)
     both = np.argwhere(has[B] & (has[I] | has[W]))
     half = np.argwhere(~has[B] & (has[I] ^ has[W]))
     _report(out, "backward", [

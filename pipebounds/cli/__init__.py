@@ -110,9 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser((argv[0],) if argv and argv[0] in COMMANDS else None)
         args = parser.parse_args(argv)
-        if not getattr(args, "func", None):
-            parser.print_help()
-            return 2
+        if not getattr(args, "func", None):  # no command: usage on stderr, status 2
+            return _error(f"a command is needed; {parser.format_usage().strip()} "
+                          f"(pipebounds --help lists the commands)")
         code = int(args.func(args) or 0)
         if sys.stdout is not None:
             sys.stdout.flush()

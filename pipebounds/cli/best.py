@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from .common import (CLIError, add_instance_flags, add_progress_flags, exact_or_none, exact_string,
                      instance_from_args, memory_limit, number_or_none, print_json, progress_arg,
-                     quantity)
+                     quantity, seconds_flag)
 
 
 def register(sub) -> None:
@@ -33,9 +33,10 @@ def register(sub) -> None:
     p.add_argument("--backward", action="store_true",
                    help="also allow backward recomputes (split form; the bound and optimum do "
                         "not model them)")
-    p.add_argument("--time-limit", type=float, default=20.0, metavar="S",
+    p.add_argument("--time-limit", type=seconds_flag("--time-limit"), default=20.0, metavar="S",
                    help="CP-SAT seconds per family (default 20)")
-    p.add_argument("--solve-time-limit", type=float, default=5.0, metavar="S",
+    p.add_argument("--solve-time-limit", type=seconds_flag("--solve-time-limit", allow_zero=True),
+                   default=5.0, metavar="S",
                    help="seconds for the exact optimum, 0 to skip (default 5)")
     p.add_argument("--synthesize", type=float, default=0.0, metavar="S",
                    help="also rank the schedule `pipebounds synthesize` finds in S seconds "

@@ -19,7 +19,7 @@ import sys
 from bounds.evaluate import BoundLimitError
 
 from .common import (CLIError, add_instance_flags, batch_results, exact_string,
-                     instance_from_args, number, print_json, read_bytes)
+                     instance_from_args, number, print_json, read_bytes, seconds_flag)
 
 
 def register(sub) -> None:
@@ -29,7 +29,7 @@ def register(sub) -> None:
     add_instance_flags(p)
     p.add_argument("--batch", metavar="FILE", default=None,
                    help="JSON lines of instances (- for standard input); prints a JSON list")
-    p.add_argument("--certify", type=float, default=0, metavar="S",
+    p.add_argument("--certify", type=seconds_flag("--certify", allow_zero=True), default=0, metavar="S",
                    help="spend up to S seconds per instance looking for a certificate schedule "
                         "(then the exact solver); default 0: formulas and lookups only")
     p.add_argument("--json", action="store_true", help="machine-readable output")

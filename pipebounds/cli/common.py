@@ -11,7 +11,8 @@ from typing import Any, Iterator
 
 from schedules import limits
 from schedules.instance import Instance, InstanceError, fraction_json
-from schedules.io import INPUT_ERRORS, DocumentError, decode_text, parse_json
+from schedules.io import (INPUT_ERRORS, DocumentError, decode_text, parse_json, read_capped,
+                          read_file)
 from schedules.errors import PipeboundsError
 from schedules.json_numbers import (exact_or_none, exact_string, number, number_or_none,  # noqa: F401
                                     quantities, quantity)
@@ -76,6 +77,49 @@ def read_instance_file(path: str) -> Instance:
     return instance_from_object(obj, where)
 
 
+def seconds_flag(name: str, allow_zero: bool = False, allow_inf: bool = False):
+    """An argparse ``type=`` reading a time in seconds through the one number reader
+    (:func:`schedules.numbers.read_seconds`: ASCII digits, no ``nan``, ``inf`` only where
+    ``allow_inf``); a bad value is a one-line usage error naming ``name``."""
+    from schedules.numbers import read_seconds
+
+    def read(text: str):
+        try:
+            return read_seconds(text, name, allow_zero=allow_zero, allow_inf=allow_inf)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    read.__name__ = name  # argparse names the type in its message
+    return read
+
+
+def whole_flag(name: str, minimum: int = 1, maximum: int | None = None):
+    """An argparse ``type=`` reading a whole number ``>= minimum`` (and ``<= maximum``) through
+    the one number reader (:func:`schedules.numbers.read_whole`: ASCII digits only)."""
+    from schedules.numbers import read_whole
+
+    def read(text: str) -> int:
+        try:
+            n = read_whole(text, name, minimum)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if maximum is not None and n > maximum:
+            raise argparse.ArgumentTypeError(f"{name} must be <= {maximum}, got {n}")
+        return n
+    read.__name__ = name
+    return read
+
+
+def limit_flag(text: str | None, name: str = "-K"):
+    """A memory-limit flag (``-K``): a whole number >= 1 or ``inf`` (None), through
+    :func:`schedules.numbers.read_limit`; CLIError otherwise (``''`` and ``none`` included)."""
+    from schedules.numbers import read_limit
+
+    try:
+        return read_limit(text, name, limit_error=limits.LimitError)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+
+
 def instance_from_args(args: argparse.Namespace) -> Instance:
     """Build the instance from parsed flags, or raise CLIError naming the problem.
 
@@ -115,22 +159,14 @@ def instance_from_args(args: argparse.Namespace) -> Instance:
         raise CLIError(str(exc)) from None
 
 
-def _read_capped(fh) -> bytes:
-    """Everything ``fh`` holds, in chunks (never one buffer of the limit's size), refusing more
-    than ``MAX_INPUT_BYTES``."""
-    chunks, total = [], 0
-    while True:
-        chunk = fh.read(1 << 20)
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > limits.MAX_INPUT_BYTES:
-            raise CLIError(limits.limit_message("MAX_INPUT_BYTES", f"more than {total - 1}",
-                                                "input size in bytes"))
-        chunks.append(chunk)
-    if chunks and isinstance(chunks[0], str):
-        return "".join(chunks).encode("utf-8", "surrogatepass")
-    return b"".join(chunks)
+def check_schedule_size(inst: Instance, what: str = "a schedule of this instance") -> None:
+    """CLIError unless a schedule of ``inst`` (one forward and one backward per pair, or ``I``
+    and ``W`` split) has at most ``MAX_ORDER_ITEMS`` ops: the size every command that builds,
+    draws or writes a whole schedule stays within (seconds, well under 1 GiB)."""
+    ops = inst.P * inst.v * inst.m * (3 if inst.split else 2)
+    if ops > limits.MAX_ORDER_ITEMS:
+        raise CLIError(limits.limit_message(
+            "MAX_ORDER_ITEMS", ops, f"ops of {what} ({3 if inst.split else 2}·P·v·m)"))
 
 
 def read_bytes(path: str) -> bytes:
@@ -140,13 +176,16 @@ def read_bytes(path: str) -> bytes:
         if stdin is None or getattr(stdin, "closed", False):
             raise CLIError("cannot read standard input: it is closed")
         try:
-            return _read_capped(getattr(stdin, "buffer", None) or stdin)
+            return read_capped(getattr(stdin, "buffer", None) or stdin, "standard input")
+        except DocumentError as exc:
+            raise CLIError(str(exc)) from None
         except (OSError, ValueError) as exc:
             raise CLIError(f"cannot read standard input: {getattr(exc, 'strerror', None) or exc}"
                            ) from None
     try:
-        with open(path, "rb") as fh:
-            return _read_capped(fh)
+        return read_file(path)
+    except DocumentError as exc:
+        raise CLIError(str(exc)) from None
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:  # embedded NUL in the path
@@ -266,21 +305,16 @@ def print_json(obj: Any) -> None:
 
 
 def memory_arg(text: str):
-    """The ``--memory`` argument: a ``memory`` object (CLI.md), inline JSON or a file."""
-    import os
-
+    """The ``--memory`` argument: a ``memory`` object (CLI.md), inline JSON or a file, read
+    through the one reader at the door (:func:`read_text`, :func:`schedules.io.parse_json`:
+    size, depth and digit limits; deep nesting is refused, never a RecursionError)."""
     from schedules.memory import MemoryModelError, memory_from_json
 
-    raw = text
-    if not text.lstrip().startswith("{"):
-        if not os.path.exists(text):
-            raise CLIError(f"--memory: {text!r} is neither a JSON object nor a file")
-        with open(text, encoding="utf-8") as fh:
-            raw = fh.read()
+    raw = text if text.lstrip().startswith("{") else read_text(text)
     try:
-        return memory_from_json(json.loads(raw))
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"--memory: malformed JSON: {exc.msg}") from None
+        return memory_from_json(parse_json(raw))
+    except DocumentError as exc:
+        raise CLIError(f"--memory: {exc}") from None
     except MemoryModelError as exc:
         raise CLIError(f"--memory: {exc}") from None
 

@@ -9,7 +9,7 @@ docs/theory_frontier.md). The instance's ``-K`` is ignored.
 from __future__ import annotations
 
 from .common import (add_instance_flags, add_progress_flags, instance_from_args, print_json,
-                     progress_arg)
+                     progress_arg, seconds_flag)
 
 
 def register(sub) -> None:
@@ -20,7 +20,7 @@ def register(sub) -> None:
                                    "construction do not settle K*) use at most --time-limit "
                                    "seconds each.")
     add_instance_flags(p)
-    p.add_argument("--time-limit", type=float, default=10.0,
+    p.add_argument("--time-limit", type=seconds_flag("--time-limit", allow_zero=True), default=10.0,
                    help="seconds per exact solve (default 10; 0: no solving)")
     p.add_argument("--solve-curve", action="store_true",
                    help="also solve each K < K* whose optimum the bounds do not give")

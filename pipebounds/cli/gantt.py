@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import os
 
+from schedules.io import printable_text
+
+from .common import whole_flag
+
 PICTURES = (".png", ".svg", ".pdf")
 
 
@@ -27,8 +31,9 @@ def register(sub) -> None:
     p.add_argument("file", help="orders document (JSON), or - for standard input")
     p.add_argument("-o", "--output", required=True, help="output: .png, .svg, .pdf or .html")
     p.add_argument("--no-memory", action="store_true", help="omit the memory panel (pictures)")
-    p.add_argument("--title", default=None, help="title prefix (default: the document's source)")
-    p.add_argument("--detail-limit", type=int, default=None,
+    p.add_argument("--title", default=None, type=printable_text,
+                   help="title prefix (default: the document's source)")
+    p.add_argument("--detail-limit", type=whole_flag("--detail-limit", 0), default=None,
                    help="aggregate past this many ops (default 20000 for pictures, 10000 for "
                         "HTML)")
     from .common import add_progress_flags

@@ -29,7 +29,8 @@ def run(args) -> int:
     from schedules.generators import GENERATORS, GeneratorError, generate
     from schedules.io import document_from_schedule
     from schedules.remat import RematError
-    from .common import CLIError, exact_string, instance_from_args, print_json, progress_arg
+    from .common import (CLIError, check_schedule_size, exact_string, instance_from_args,
+                         print_json, progress_arg)
 
     if args.list:
         if args.json:
@@ -43,6 +44,7 @@ def run(args) -> int:
     if not args.name:
         raise CLIError("generate needs a schedule NAME (or --list)")
     inst = instance_from_args(args)
+    check_schedule_size(inst)
     try:
         schedule = generate(args.name, inst, progress=progress_arg(args))
     except (GeneratorError, RematError) as exc:

@@ -20,6 +20,12 @@ def check_output_path(path: str, want_dir: bool = False) -> None:
     """Raise :class:`CLIError` unless ``path`` can be written (a directory when ``want_dir``)."""
     if not path:
         raise CLIError("output path is empty")
+    if "\0" in path:
+        raise CLIError(f"output path {path[:80]!r} holds a NUL character")
+    for part in os.path.abspath(path).split(os.sep):
+        if len(os.fsencode(part)) > 255:  # NAME_MAX of every common file system
+            raise CLIError(f"cannot write {path[:80]!r}...: a file name of "
+                           f"{len(os.fsencode(part))} bytes is too long (at most 255)")
     if want_dir:
         if os.path.exists(path) and not os.path.isdir(path):
             raise CLIError(f"output directory {path!r} exists and is not a directory")

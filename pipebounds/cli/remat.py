@@ -7,8 +7,10 @@ optimal_remat`). JSON keys: ``status``, ``makespan`` (+ ``makespan_exact``), ``l
 this order; equal to the objective value when ``optimal``; null when ``infeasible``), ``span``
 (objective ``span``), ``theory_lower_bound`` (``bounds.lower_bound`` of the instance at that
 ``K``, any order; with a byte budget, the bound without a memory limit), ``fit_memory_makespan``
-(the greedy :func:`schedules.remat.fit_memory`, count model only), ``recomputed`` (action strings of
-every ``R`` op), ``backward_recomputed`` (those between an ``I`` and its ``W``), ``peak``,
+(the greedy :func:`schedules.remat.fit_memory`, count model only; it may move ``W`` ops
+earlier, so it can beat the fixed order: ``fit_memory_order`` says ``same`` or ``changed``),
+``recomputed`` (action strings of every ``R`` op), ``backward_recomputed`` (those between an
+``I`` and its ``W``), ``peak``,
 ``dropped`` (``R`` ops of the input removed first), ``seconds``, ``schedule`` (orders document).
 """
 
@@ -17,7 +19,8 @@ from __future__ import annotations
 from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.instance import to_fraction, InstanceError
 from schedules.remat import RematError
-from .common import CLIError, exact_or_none, number_or_none, print_json, quantity, read_text
+from .common import (CLIError, exact_or_none, limit_flag, number_or_none, print_json, quantity,
+                     read_text, seconds_flag)
 
 
 def register(sub) -> None:
@@ -41,7 +44,8 @@ def register(sub) -> None:
     p.add_argument("--positions", choices=("anywhere", "adjacent"), default="anywhere",
                    help="where a recompute may go: anywhere between F and its backward "
                         "(default) or right before it")
-    p.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="S",
+    p.add_argument("--time-limit", type=seconds_flag("--time-limit"), default=DEFAULT_TIME_LIMIT,
+                   metavar="S",
                    help=f"CP-SAT seconds (default {DEFAULT_TIME_LIMIT:g})")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
@@ -180,10 +184,9 @@ def run(args) -> int:
         raise CLIError(str(exc)) from None
     K = budget = None
     if args.K is not None:
-        try:
-            K = int(args.K)
-        except ValueError:
-            raise CLIError(f"-K must be a whole number >= 1, got {args.K!r}") from None
+        K = limit_flag(args.K)
+        if K is None:
+            raise CLIError("remat -K needs a whole number >= 1 (omit -K for the document's K)")
     if args.budget_bytes is not None:
         try:
             budget = to_fraction(args.budget_bytes, "--budget-bytes")

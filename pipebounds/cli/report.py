@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import CLIError, add_progress_flags, print_json, progress_arg
+from .common import CLIError, add_progress_flags, print_json, progress_arg, whole_flag
 
 
 def register(sub) -> None:
@@ -13,8 +13,8 @@ def register(sub) -> None:
                     "split, two waves looped and V-shape). Prints the tables; writes report.json, "
                     "report.txt and figures into DIR.")
     p.add_argument("-o", "--out", default="report", help="output folder (default: report)")
-    p.add_argument("-P", type=int, default=4, help="GPUs of the default settings (default 4)")
-    p.add_argument("-m", type=int, default=8, help="microbatches (default 8)")
+    p.add_argument("-P", type=whole_flag("-P"), default=4, help="GPUs of the default settings (default 4)")
+    p.add_argument("-m", type=whole_flag("-m"), default=8, help="microbatches (default 8)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     add_progress_flags(p, "a progress display (settings done)")
@@ -52,19 +52,25 @@ def _write_atomically(reports, out_dir: str, figures: bool, write_report) -> lis
 
     target = Path(out_dir)
     parent = target.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".pipebounds-report-", dir=parent))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".pipebounds-report-", dir=parent))
+    except OSError as exc:
+        raise CLIError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
     try:
         try:
             files = write_report(reports, tmp, figures=figures)
         except OSError as exc:
             raise CLIError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
-        target.mkdir(parents=True, exist_ok=True)
         written = []
-        for f in files:
-            dest = target / Path(f).name
-            os.replace(f, dest)
-            written.append(dest)
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            for f in files:
+                dest = target / Path(f).name
+                os.replace(f, dest)
+                written.append(dest)
+        except OSError as exc:
+            raise CLIError(f"cannot write the report into {out_dir}: {exc.strerror or exc}") from None
         return written
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -16,7 +16,6 @@ reached get an ``error`` (not solved: interrupted). The exit status is then 130 
 
 from __future__ import annotations
 
-import math
 import signal
 import sys
 import time
@@ -24,7 +23,7 @@ import time
 from schedules.instance import Instance
 from schedules.io import document_from_schedule
 from .common import CLIError, add_instance_flags, exact_string, instance_from_args, number, \
-    print_json, batch_results
+    print_json, batch_results, seconds_flag, whole_flag
 
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds per instance unless ``--time-limit`` says otherwise."""
@@ -54,7 +53,8 @@ def register(sub) -> None:
                    help="portfolio (default: branch and bound and CP-SAT side by side in two "
                         "processes, the first proof wins), search (pure Python branch and "
                         "bound), cpsat (OR-tools CP-SAT), auto (alias of portfolio)")
-    p.add_argument("--workers", type=int, default=1, help="CP-SAT threads (default 1)")
+    p.add_argument("--workers", type=whole_flag("--workers", 1, 1024), default=1,
+                   help="CP-SAT threads (default 1)")
     p.add_argument("--synthesize", type=str, default="auto", metavar="S|auto",
                    help="seconds of `pipebounds synthesize` (list rules, families with optimal "
                         "remat, neighbourhood search) whose schedule is the engines' first "
@@ -70,15 +70,13 @@ def register(sub) -> None:
 
 
 def _time_limit(text: str) -> float | None:
-    if text.strip().lower() in ("inf", "none"):
-        return None
+    """``--time-limit``: seconds > 0, or ``inf`` (None), through the one number reader."""
+    import argparse
+
     try:
-        t = float(text)
-    except ValueError:
-        raise CLIError(f"--time-limit must be a number of seconds or 'inf', got {text!r}") from None
-    if not t > 0 or math.isnan(t):
-        raise CLIError(f"--time-limit must be positive, got {text!r}")
-    return None if math.isinf(t) else t
+        return seconds_flag("--time-limit", allow_inf=True)(text)
+    except argparse.ArgumentTypeError as exc:
+        raise CLIError(str(exc)) from None
 
 
 class _Interrupt:
@@ -103,14 +101,12 @@ def _synthesis_seconds(args, limit) -> float:
         if args.engine not in ("portfolio", "auto", "cpsat"):
             return 0.0
         return SYNTH_MAX if limit is None else min(SYNTH_MAX, SYNTH_SHARE * limit)
-    try:
-        t = float(text)
-    except ValueError:
-        raise CLIError(f"--synthesize must be a number of seconds or 'auto', got {text!r}"
-                       ) from None
-    if not t >= 0 or math.isinf(t):
-        raise CLIError(f"--synthesize must be a finite number of seconds >= 0, got {text!r}")
-    return t
+    import argparse
+
+    try:  # the one number reader: ASCII digits, no nan/inf, >= 0
+        return seconds_flag("--synthesize", allow_zero=True)(text)
+    except argparse.ArgumentTypeError as exc:
+        raise CLIError(f"{exc} (or 'auto')") from None
 
 
 def _synthesized(inst: Instance, args, limit, channel):

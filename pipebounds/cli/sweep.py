@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import CLIError, print_json
+from .common import CLIError, print_json, whole_flag
 
 
 def register(sub) -> None:
@@ -21,7 +21,8 @@ def register(sub) -> None:
     p.add_argument("grid", help="grid file (JSON)")
     p.add_argument("--task", required=True, choices=sorted(TASKS), help="what to compute")
     p.add_argument("--store", required=True, help="SQLite results store (created if missing)")
-    p.add_argument("--workers", type=int, default=2, help="local processes (default 2)")
+    p.add_argument("--workers", type=whole_flag("--workers", 1, 1024), default=2,
+                   help="local processes (default 2)")
     p.add_argument("--executor", choices=EXECUTORS, default=None,
                    help="inprocess, pool (default) or dask (implied by --scheduler)")
     p.add_argument("--scheduler", default=None,

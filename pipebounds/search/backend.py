@@ -65,12 +65,15 @@ class SolveOptions:
     def prepared(self, inst: Instance) -> "SolveOptions":
         """The options with ``known`` (the best of the known schedules and ``incumbent``) and
         ``lb_theory`` computed once, so that engines run side by side do not repeat them."""
+        from schedules.deadline import Deadline
         from .incumbent import best_known
         from .proof import checked, theory_bound
 
         known = self.known
         if known is None and self.use_known:
-            known = best_known(inst)
+            # the known schedules get at most half the time limit: the engines need the rest
+            known = best_known(inst, Deadline.after(
+                None if self.time_limit is None else self.time_limit / 2))
         if self.incumbent is not None:
             sched = self.incumbent.with_instance(inst)
             ms = checked(inst, sched)

@@ -42,6 +42,7 @@ from schedules.ops import Op
 from schedules.schedule import Schedule
 from .channel import SILENT, Channel
 from .incumbent import best_known
+from schedules.deadline import Deadline
 from .model import Model
 from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
@@ -389,7 +390,7 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
     if hint is not None:
         known = ("hint", hint, checked(inst, hint))
     elif known is None and use_known:
-        known = best_known(inst)
+        known = best_known(inst, Deadline.after(None if time_limit is None else time_limit / 2))
     if not use_known and hint is None:
         known = None
     if backward and use_theory and lb_theory is None:

@@ -29,6 +29,7 @@ from schedules.schedule import Schedule
 from .bnb import Search
 from .channel import SILENT, Channel
 from .incumbent import best_known
+from schedules.deadline import Deadline
 from .model import Model
 from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
@@ -60,7 +61,7 @@ def solve_search(inst: Instance, time_limit: Optional[float] = None,
     channel.bound("search", lb)
     best_sched, best_ms, source = None, None, ""
     if known is None and use_known:
-        known = best_known(inst)
+        known = best_known(inst, Deadline.after(None if time_limit is None else time_limit / 2))
     if known is not None:  # the caller's known schedule or incumbent (SolveOptions.prepared)
         source, best_sched, ms = known
         best_ms = ceil_units(ms, unit)

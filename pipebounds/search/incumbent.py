@@ -13,13 +13,15 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Optional
 
+from schedules.deadline import NO_DEADLINE, Deadline
 from schedules.instance import Instance
 from schedules.schedule import Schedule
 from schedules.simulate import simulate
 
 
-def known_schedules(inst: Instance) -> list[tuple[str, Schedule]]:
-    """``(source, schedule)`` for every construction/generator that accepts ``inst``."""
+def known_schedules(inst: Instance, deadline: Deadline = NO_DEADLINE) -> list[tuple[str, Schedule]]:
+    """``(source, schedule)`` for every construction/generator that accepts ``inst``; once
+    ``deadline`` has expired the remaining families are skipped (an incumbent is optional)."""
     from pipebounds.constructions import optimal_schedule
     from schedules.generators import GENERATORS, generate
 
@@ -28,19 +30,23 @@ def known_schedules(inst: Instance) -> list[tuple[str, Schedule]]:
     if sched is not None:
         out.append(("construction", sched))
     for name, gen in GENERATORS.items():
+        if deadline.expired():
+            break
         if gen.requires.problems(inst):
             continue
         try:
-            out.append((name, generate(name, inst)))
+            out.append((name, generate(name, inst, deadline=deadline)))
         except ValueError:  # GeneratorError: a size this family refuses (e.g. DualPipeV, m < 2P)
             continue
     return out
 
 
-def best_known(inst: Instance) -> Optional[tuple[str, Schedule, Fraction]]:
-    """The valid known schedule of least makespan: ``(source, schedule, makespan)``, or None."""
+def best_known(inst: Instance, deadline: Deadline = NO_DEADLINE
+               ) -> Optional[tuple[str, Schedule, Fraction]]:
+    """The valid known schedule of least makespan: ``(source, schedule, makespan)``, or None
+    (the families reached before ``deadline``)."""
     best = None
-    for source, sched in known_schedules(inst):
+    for source, sched in known_schedules(inst, deadline):
         res = simulate(sched.with_instance(inst))
         if res.valid and (best is None or res.makespan < best[2]):
             best = (source, sched.with_instance(inst), res.makespan)

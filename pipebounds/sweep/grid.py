@@ -33,12 +33,79 @@ from dataclasses import dataclass
 from typing import Any
 from schedules.errors import InputError
 
+from schedules.limits import MAX_GRID_ITEMS, limit_message
+
 PRODUCT_KEYS = ("P", "m", "m_per_P", "K", "v", "placement", "f", "b", "b_input", "b_weight", "c",
                 "durations")
 
 
 class GridError(InputError):
     """A grid file that cannot be expanded; the message names the key."""
+
+
+_WHOLE_KEYS = ("P", "m", "m_per_P", "v")
+_NUMBER_KEYS = ("f", "b", "b_input", "b_weight", "c")
+
+
+def _check_value(key: str, value, where: str) -> None:
+    """GridError unless ``value`` is a possible value of the grid key ``key``: whole numbers
+    (JSON integers, not ``true`` nor ``"2"``) for ``P, m, m_per_P, v``; a whole number, null or
+    ``"inf"`` for ``K``; a number or ``"p/q"`` for durations; a name for ``placement``. So a
+    product never multiplies strings and the work never starts on a value it cannot use."""
+    from schedules.numbers import read_fraction, read_limit
+
+    try:
+        if key in _WHOLE_KEYS:
+            if type(value) is not int or value < 1:
+                raise ValueError(f"must be a whole number >= 1 (a JSON integer), got "
+                                 f"{json.dumps(value)[:60]}")
+        elif key == "K":
+            if not (value is None or isinstance(value, str)) and type(value) is not int:
+                raise ValueError(f"must be a whole number >= 1, null or \"inf\", got "
+                                 f"{json.dumps(value)[:60]}")
+            read_limit(value, "K")
+        elif key in _NUMBER_KEYS:
+            read_fraction(value, key)
+        elif key == "placement":
+            if not isinstance(value, str):
+                raise ValueError(f"must be a placement name, got {json.dumps(value)[:60]}")
+        elif key == "durations":
+            if not isinstance(value, dict):
+                raise ValueError("each entry must be an object such as {\"f\": 1, \"b\": 2}")
+            for k, x in value.items():
+                if k not in _NUMBER_KEYS:
+                    raise ValueError(f"unknown duration key {k[:40]!r}; known: "
+                                     f"{', '.join(_NUMBER_KEYS)}")
+                _check_value(k, x, f"{where}.{k}")
+    except ValueError as exc:
+        text = str(exc)
+        raise GridError(f"{where}: {text}" if not text.startswith(where) else text) from None
+
+
+def _check_options(options: dict) -> None:
+    """GridError for a task option of the wrong type (``time_limit`` seconds > 0, ``Ks`` a list
+    of whole numbers, ``families`` a list of names, ``polish`` a boolean, ``engine`` a name)."""
+    from schedules.numbers import read_seconds
+
+    try:
+        if "time_limit" in options:
+            if isinstance(options["time_limit"], bool):
+                raise ValueError("must be a number of seconds, got a boolean")
+            read_seconds(options["time_limit"], "time_limit")
+        if options.get("Ks") is not None:
+            Ks = options["Ks"]
+            if not isinstance(Ks, list) or not all(type(K) is int and K >= 1 for K in Ks):
+                raise ValueError("Ks must be a list of whole numbers >= 1")
+        if options.get("families") is not None:
+            fam = options["families"]
+            if not isinstance(fam, list) or not all(isinstance(f, str) for f in fam):
+                raise ValueError("families must be a list of family names")
+        if "polish" in options and not isinstance(options["polish"], bool):
+            raise ValueError("polish must be true or false")
+        if "engine" in options and not isinstance(options["engine"], str):
+            raise ValueError("engine must be an engine name")
+    except ValueError as exc:
+        raise GridError(f"options: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -64,6 +131,15 @@ def _product(spec: dict) -> list[dict]:
             raise GridError(f"grid key {key!r} must be a non-empty list")
     if "m" in spec and "m_per_P" in spec:
         raise GridError("give either m or m_per_P, not both")
+    size = 1
+    for values in spec.values():
+        size *= len(values)
+        if size > MAX_GRID_ITEMS:  # before any value is checked or any item built
+            raise GridError(limit_message("MAX_GRID_ITEMS", f"more than {size - 1}",
+                                          "items of the product"))
+    for key, values in spec.items():
+        for k, value in enumerate(values):
+            _check_value(key, value, f"product.{key}[{k}]")
     keys = list(spec)
     out = []
     for combo in itertools.product(*(spec[k] for k in keys)):
@@ -98,10 +174,13 @@ def expand(grid: dict, task: str) -> list[Item]:
     options = grid.get("options", {})
     if not isinstance(options, dict):
         raise GridError("'options' must be an object")
+    _check_options(options)
     if "instances" in grid:
         instances = grid["instances"]
         if not isinstance(instances, list) or not all(isinstance(x, dict) for x in instances):
             raise GridError("'instances' must be a list of instance objects")
+        if len(instances) > MAX_GRID_ITEMS:
+            raise GridError(limit_message("MAX_GRID_ITEMS", len(instances), "instances listed"))
     else:
         instances = _product(grid["product"])
     items, seen = [], set()
@@ -116,12 +195,11 @@ def expand(grid: dict, task: str) -> list[Item]:
 
 def load_grid(path: str) -> dict:
     """Read a grid file (JSON object), or raise :class:`GridError` naming the problem."""
-    from schedules.io import DocumentError, decode_text, parse_json
+    from schedules.io import DocumentError, decode_text, parse_json, read_file
 
     try:
-        with open(path, "rb") as fh:
-            return parse_json(decode_text(fh.read(), f"grid {path}"), f"grid {path}",
-                              decimals=False)
+        return parse_json(decode_text(read_file(path, f"grid {path}"), f"grid {path}"),
+                          f"grid {path}", decimals=False)
     except OSError as exc:
         raise GridError(f"cannot read grid {path}: {exc.strerror}") from None
     except DocumentError as exc:  # not UTF-8, not JSON, beyond a limit (docs/reliability.md)

@@ -125,9 +125,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
 )}
 
 
-def generate(name: str, inst: Instance, progress=None) -> Schedule:
+def generate(name: str, inst: Instance, progress=None, deadline=None) -> Schedule:
     """The schedule ``name`` of ``inst``, fitted to ``inst.K`` when it is set (``progress`` of the
-    fit as in :func:`schedules.remat.fit_memory`).
+    fit as in :func:`schedules.remat.fit_memory`; ``deadline`` ends the fit's polish early).
 
     Raises :class:`GeneratorError` for an unknown name or an instance the family cannot handle.
     """
@@ -144,7 +144,7 @@ def generate(name: str, inst: Instance, progress=None) -> Schedule:
         return natural
     from ..remat import fit_memory
 
-    return fit_memory(natural, inst.K, progress=progress)
+    return fit_memory(natural, inst.K, progress=progress, deadline=deadline)
 
 
 __all__ = ["GENERATORS", "Generator", "GeneratorError", "Requires", "generate"]
