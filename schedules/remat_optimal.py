@@ -71,6 +71,7 @@ from fractions import Fraction
 from math import gcd, lcm
 from typing import Optional
 
+from .stopping import keep_sigint, stoppable
 from .ops import Op
 from .schedule import Schedule
 from .remat import RematError
@@ -722,7 +723,9 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     solver.parameters.num_workers = max(1, int(workers))
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
-    code = solver.solve(model)
+    solver.parameters.catch_sigint_signal = False  # the caller's handlers decide (stopping.py)
+    with keep_sigint(), stoppable(solver.stop_search):
+        code = solver.solve(model)
     stats["cpsat_status"] = solver.status_name(code)
     stats["branches"] = solver.num_branches
     seconds = time.monotonic() - t0

@@ -11,11 +11,18 @@ import argparse
 import errno
 import importlib
 import os
+import signal
 import sys
+
+from schedules.stopping import EXIT_STATUS, Interrupted, ending_on_signals
 
 from schedules.errors import PipeboundsError
 
 from .common import CLIError
+
+OWN_SIGNALS = ("solve", "synthesize")
+"""Commands that handle SIGINT/SIGTERM themselves (printing the best found so far); every other
+command ends on them with status 130/143 and one line (:func:`schedules.stopping.ending_on_signals`)."""
 
 COMMANDS = ("bound", "solve", "generate", "simulate", "gantt", "report", "frontier", "remat", "best",
             "synthesize", "audit", "export", "sweep", "execute", "profile")
@@ -113,10 +120,18 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):  # no command: usage on stderr, status 2
             return _error(f"a command is needed; {parser.format_usage().strip()} "
                           f"(pipebounds --help lists the commands)")
-        code = int(args.func(args) or 0)
+        if args.command in OWN_SIGNALS:
+            code = int(args.func(args) or 0)
+        else:
+            with ending_on_signals():
+                code = int(args.func(args) or 0)
         if sys.stdout is not None:
             sys.stdout.flush()
         return code
+    except Interrupted as exc:  # SIGINT/SIGTERM: 130/143, one line saying what was kept
+        name = signal.Signals(exc.signum).name
+        _error(f"interrupted by {name}" + (f": {exc.note}" if exc.note else ""))
+        return EXIT_STATUS.get(exc.signum, 2)
     except PipeboundsError as exc:  # the one root (schedules.errors): bad input, a limit, a refusal
         return _error(str(exc))
     except BrokenPipeError:

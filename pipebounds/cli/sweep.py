@@ -40,6 +40,7 @@ def run(args) -> int:
     from ..sweep import Store, expand, load_grid, make_executor, run_sweep
     from ..sweep.grid import GridError
     from .output import check_output_path
+    from schedules.stopping import Interrupted
 
     if args.workers < 1:
         raise CLIError(f"--workers must be >= 1, got {args.workers}")
@@ -53,11 +54,15 @@ def run(args) -> int:
     check_output_path(args.store)
     try:
         store = Store(args.store)
-    except Exception as exc:  # sqlite3.DatabaseError: not a store
-        raise CLIError(f"cannot open store {args.store}: {exc}") from None
+    except ValueError as exc:  # StoreError: not a store, corrupt, another schema
+        raise CLIError(str(exc)) from None
     executor = make_executor(executor_name, workers=args.workers, address=args.scheduler)
     try:
         summary = run_sweep(items, store, executor, resume=args.resume, progress=args.progress)
+    except Interrupted as exc:
+        stored = len(store)
+        raise Interrupted(exc.signum, f"{stored} of {len(items)} items are stored in "
+                          f"{args.store}; go on with the same command and --resume") from None
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     except RuntimeError as exc:

@@ -43,6 +43,7 @@ from schedules.schedule import Schedule
 from .channel import SILENT, Channel
 from .incumbent import best_known
 from schedules.deadline import Deadline
+from schedules.stopping import keep_sigint, stoppable, watching
 from .model import Model
 from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
@@ -330,7 +331,7 @@ def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
     solver.parameters.num_workers = max(1, int(workers))
     solver.parameters.linearization_level = (LINEARIZATION if linearization is None
                                              else int(linearization))
-    solver.parameters.catch_sigint_signal = catch_sigint
+    solver.parameters.catch_sigint_signal = catch_sigint and not watching()
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = max(0.0, float(time_limit))
     if channel is not SILENT:
@@ -340,9 +341,11 @@ def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
                 solver.stop_search()
 
         solver.best_bound_callback = on_bound
-        code = solver.solve(b.model, _Reporter(b, channel))
+        with keep_sigint(), stoppable(solver.stop_search):
+            code = solver.solve(b.model, _Reporter(b, channel))
     else:
-        code = solver.solve(b.model)
+        with keep_sigint(), stoppable(solver.stop_search):
+            code = solver.solve(b.model)
     return solver, code
 
 

@@ -26,6 +26,9 @@ from .tasks import run_task
 
 Outcome = tuple[str, object, float]
 
+CONNECT_TIMEOUT = 5
+"""Seconds to wait for a Dask scheduler before giving up."""
+
 
 def run_item(item: Item) -> Outcome:
     """Run one item, turning any exception into an ``error`` outcome (worker side)."""
@@ -45,7 +48,7 @@ def inprocess(items: Iterable[Item], fn: Callable = run_item) -> Iterator[tuple[
 def pool(items: Iterable[Item], fn: Callable = run_item, workers: int = 2
          ) -> Iterator[tuple[Item, Outcome]]:
     it = iter(items)
-    with cf.ProcessPoolExecutor(max_workers=workers) as ex:
+    with cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_ignores_sigint) as ex:
         pending: dict = {}
 
         def fill() -> None:
@@ -66,9 +69,32 @@ def pool(items: Iterable[Item], fn: Callable = run_item, workers: int = 2
                     except Exception as exc:  # noqa: BLE001 - a worker that died
                         yield item, ("error", f"worker failed: {type(exc).__name__}: {exc}", 0.0)
                 fill()
+        except BaseException:  # an interrupt or a failure here: no worker outlives the sweep
+            _terminate(ex)
+            raise
         finally:
             for fut in pending:
                 fut.cancel()
+
+
+def _worker_ignores_sigint() -> None:
+    """Pool workers leave SIGINT (Ctrl-C reaches the whole process group) to their parent,
+    which stops them (:func:`_terminate`)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate(ex: cf.ProcessPoolExecutor) -> None:
+    """End the pool's worker processes now (running items are lost; stored ones are kept)."""
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    for p in procs:
+        with contextlib.suppress(Exception):
+            p.terminate()
+    for p in procs:
+        with contextlib.suppress(Exception):
+            p.join(2)
+    ex.shutdown(wait=False, cancel_futures=True)
 
 
 @contextlib.contextmanager
@@ -81,7 +107,17 @@ def dask_client(address: object) -> Iterator:
         raise RuntimeError("the dask executor needs the 'cluster' extra: "
                            "pip install 'pipebounds[cluster]'") from None
     own = not isinstance(address, Client)
-    client = Client(address) if own else address
+    if own:
+        try:  # a refused or unreachable address: one line, within the connect timeout
+            client = Client(address, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise RuntimeError(f"cannot reach the Dask scheduler {str(address)[:100]}: "
+                               f"{str(exc)[:200]}") from None
+        except MemoryError:  # something answered, not in Dask's protocol (a huge frame size)
+            raise RuntimeError(f"cannot reach the Dask scheduler {str(address)[:100]}: the "
+                               f"peer does not speak Dask's protocol") from None
+    else:
+        client = address
     try:
         yield client
     finally:

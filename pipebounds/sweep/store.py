@@ -25,12 +25,23 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
 
+from schedules.errors import PipeboundsError
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY, task TEXT NOT NULL, params TEXT NOT NULL, status TEXT NOT NULL,
     rows TEXT, error TEXT, seconds REAL, code_version TEXT, theory_version TEXT,
     finished_at TEXT)
 """
+
+COLUMNS = ("key", "task", "params", "status", "rows", "error", "seconds", "code_version",
+           "theory_version", "finished_at")
+"""The columns of ``results``, in order: a file whose table differs is another program's."""
+
+
+class StoreError(PipeboundsError, ValueError):
+    """A file that cannot be used as a results store; the message names it."""
+
 
 NUMERIC = ("makespan", "lower_bound", "gap", "optimum")
 """Row fields holding exact numbers (ints or ``"p/q"`` strings)."""
@@ -83,10 +94,18 @@ class Store:
             uri = self.path.resolve().as_uri() + ("?mode=ro" if busy else "?mode=ro&immutable=1")
             self._db = sqlite3.connect(uri, uri=True, timeout=30)
             return
-        self._db = sqlite3.connect(str(self.path), timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        try:
+            self._db = sqlite3.connect(str(self.path), timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+            cols = tuple(r[1] for r in self._db.execute("PRAGMA table_info(results)"))
+        except sqlite3.Error as exc:  # not an SQLite file, corrupt, locked, read-only
+            raise StoreError(f"cannot open store {self.path}: {exc}") from None
+        if cols != COLUMNS:
+            self._db.close()
+            raise StoreError(f"{self.path} is not a pipebounds results store (its 'results' "
+                             f"table has the columns {', '.join(cols)[:120]})")
 
     def done_keys(self) -> set[str]:
         """Keys of the items finished without error (a failed item is run again on resume)."""

@@ -1,0 +1,135 @@
+"""Stopping long computations from outside: signals reach solvers that run in C code.
+
+A Python signal handler runs only when the main thread returns to Python, so a SIGTERM during
+a CP-SAT solve would wait for the solve's time limit. The command line therefore watches
+signals with :func:`watch_signals` (a wakeup file descriptor read by a daemon thread), and every
+in-process solve registers its ``stop`` function with :func:`stoppable` for its duration: a
+signal stops the registered solves at once (CP-SAT's ``stop_search`` is thread-safe), they
+return their best so far, and the Python handler then ends the command.
+
+:func:`keep_sigint` restores the Python SIGINT handler after a call that replaces it (CP-SAT
+with ``catch_sigint_signal`` leaves the system default behind, so a later Ctrl-C would kill the
+process with no message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from typing import Callable, Iterator
+
+EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+"""The exit status after each signal (128 + its number, as a shell reports a death by it)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A command ended by SIGINT or SIGTERM (``signum``); ``note`` says what was kept."""
+
+    def __init__(self, signum: int, note: str = ""):
+        super().__init__(signum, note)
+        self.signum, self.note = signum, note
+
+
+def raise_interrupted(signum, frame) -> None:
+    """A signal handler ending the command with :class:`Interrupted`."""
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def ending_on_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`Interrupted` in the block and stop every registered
+    solve at once (:func:`watch_signals`); the previous handlers come back after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {s: signal.signal(s, raise_interrupted) for s in EXIT_STATUS}
+    watch_signals()
+    try:
+        yield
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+
+
+_STOPPERS: list[Callable[[], None]] = []
+_LOCK = threading.Lock()
+_SIGNALLED: list[int] = []
+
+
+@contextlib.contextmanager
+def stoppable(stop: Callable[[], None]) -> Iterator[None]:
+    """Register ``stop`` (called from another thread on a signal) while the block runs; if a
+    signal came before, ``stop`` is called at once."""
+    with _LOCK:
+        _STOPPERS.append(stop)
+        early = bool(_SIGNALLED)
+    if early:
+        stop()
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _STOPPERS.remove(stop)
+
+
+def stop_all() -> None:
+    """Call every registered ``stop`` (what a watched signal does)."""
+    with _LOCK:
+        stoppers = list(_STOPPERS)
+    for stop in stoppers:
+        with contextlib.suppress(Exception):
+            stop()
+
+
+def watching() -> bool:
+    """Whether this process watches signals (:func:`watch_signals`): then a solver must not
+    catch SIGINT itself (its handler would hide the signal from the command)."""
+    return bool(_WATCHING) and signal.getsignal(signal.SIGINT) is raise_interrupted
+
+
+def signalled() -> int | None:
+    """The first watched signal received, or None."""
+    return _SIGNALLED[0] if _SIGNALLED else None
+
+
+_WATCHING: list[bool] = []
+
+
+def watch_signals() -> None:
+    """Stop the registered computations as soon as a signal arrives (main thread only, once
+    per process): a wakeup file descriptor, read by a daemon thread, calls :func:`stop_all`."""
+    if threading.current_thread() is not threading.main_thread() or _WATCHING:
+        return
+    _WATCHING.append(True)
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+
+    def loop() -> None:
+        while True:
+            try:
+                data = os.read(r, 64)
+            except OSError:
+                return
+            if not data:
+                return
+            for signum in data:
+                if signum in (signal.SIGINT, signal.SIGTERM):
+                    _SIGNALLED.append(signum)
+                    stop_all()
+
+    threading.Thread(target=loop, name="pipebounds-signals", daemon=True).start()
+
+
+@contextlib.contextmanager
+def keep_sigint() -> Iterator[None]:
+    """Restore the SIGINT handler after the block (main thread only; elsewhere a no-op)."""
+    main = threading.current_thread() is threading.main_thread()
+    saved = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        yield
+    finally:
+        if main and saved is not None:
+            signal.signal(signal.SIGINT, saved)
