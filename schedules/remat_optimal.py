@@ -148,7 +148,7 @@ def _bytes_spec(inst, budget_bytes) -> MemorySpec:
     top = max(int(most * scale), 1)
     if top > MAX_MODEL_INTEGER:
         raise RematError(f"the byte counts are too large for the exact solver: a GPU may hold "
-                         f"{top} units of 1/{scale} bytes, above {MAX_MODEL_INTEGER} (2^53); "
+                         f"{top} units of {1 / scale} bytes, above {MAX_MODEL_INTEGER} (2^53); "
                          f"give the memory model in larger units (KiB, MiB)")
 
     def i(x):
