@@ -71,7 +71,7 @@ from fractions import Fraction
 from math import gcd, lcm
 from typing import Optional
 
-from .stopping import keep_sigint, stoppable
+from .stopping import keep_sigint, stoppable, watching
 from .ops import Op
 from .schedule import Schedule
 from .remat import RematError
@@ -719,11 +719,11 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
                            positions=positions, backward=backward,
                            seconds=time.monotonic() - t0, stats=stats)
     solver = cp_model.CpSolver()
-    solver.parameters.catch_sigint_signal = bool(catch_sigint)
+    # CP-SAT's own SIGINT handler hides the signal from a command that watches signals
+    solver.parameters.catch_sigint_signal = bool(catch_sigint) and not watching()
     solver.parameters.num_workers = max(1, int(workers))
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
-    solver.parameters.catch_sigint_signal = False  # the caller's handlers decide (stopping.py)
     with keep_sigint(), stoppable(solver.stop_search):
         code = solver.solve(model)
     stats["cpsat_status"] = solver.status_name(code)
