@@ -38,7 +38,8 @@ def register(sub) -> None:
     p.add_argument("--solve-time-limit", type=seconds_flag("--solve-time-limit", allow_zero=True),
                    default=5.0, metavar="S",
                    help="seconds for the exact optimum, 0 to skip (default 5)")
-    p.add_argument("--synthesize", type=float, default=0.0, metavar="S",
+    p.add_argument("--synthesize", type=seconds_flag("--synthesize", allow_zero=True), default=0.0,
+                   metavar="S",
                    help="also rank the schedule `pipebounds synthesize` finds in S seconds "
                         "(family 'synthesized'; default 0: off, so that best stays a ranking "
                         "of the families within their limits)")

@@ -20,8 +20,12 @@ def register(sub) -> None:
                                    "construction do not settle K*) use at most --time-limit "
                                    "seconds each.")
     add_instance_flags(p)
-    p.add_argument("--time-limit", type=seconds_flag("--time-limit", allow_zero=True), default=10.0,
-                   help="seconds per exact solve (default 10; 0: no solving)")
+    p.add_argument("--time-limit", type=seconds_flag("--time-limit", allow_zero=True),
+                   default=10.0, help="seconds per exact solve (default 10; 0: no solving)")
+    p.add_argument("--total-time", type=seconds_flag("--total-time", allow_inf=True),
+                   default=60.0, metavar="S",
+                   help="seconds for the whole run (default 60; inf: none): past it no more K "
+                        "is tried and K* may be left as a proven range")
     p.add_argument("--solve-curve", action="store_true",
                    help="also solve each K < K* whose optimum the bounds do not give")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -36,9 +40,12 @@ def run(args) -> int:
     if args.time_limit < 0:
         raise CLIError("--time-limit must be >= 0")
     inst = instance_from_args(args)
+    from schedules.deadline import Deadline
+
     rep = frontier_report(frontier(inst, time_limit=args.time_limit,
                                    solve_curve=args.solve_curve,
-                                   progress=progress_arg(args)))
+                                   progress=progress_arg(args),
+                                   deadline=Deadline.after(args.total_time)))
     if args.json:
         print_json({"instance": inst.with_(K=None).to_dict(), **rep})
         return 0

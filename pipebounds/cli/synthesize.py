@@ -22,6 +22,7 @@ import sys
 
 from .common import (CLIError, add_instance_flags, exact_string, instance_from_args,
                      memory_limit, number, print_json, quantity)
+from .common import whole_flag
 from .solve import EXIT_SIGNAL, _Interrupt, _time_limit
 
 DEFAULT_TIME_LIMIT = 60.0
@@ -48,7 +49,7 @@ def register(sub) -> None:
                    help="makespan (default) or span (the largest per-GPU span)")
     p.add_argument("--backward", action="store_true",
                    help="the families may also recompute between I and W (split form)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the neighbourhood choice")
+    p.add_argument("--seed", type=whole_flag("--seed", 0), default=0, help="seed of the neighbourhood choice")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", action="store_true",
                    help="print each improvement to stderr (default when it is a terminal)")

@@ -28,6 +28,7 @@ from typing import Optional
 
 from bounds import lower_bound
 from bounds import frontier as kf
+from schedules.deadline import NO_DEADLINE, Deadline
 from schedules.instance import Instance
 from schedules.progress import Progress, progress_for
 from schedules.schedule import Schedule
@@ -113,11 +114,20 @@ def _solve(inst: Instance, time_limit: float):
 
 
 def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = None,
-             solve_curve: bool = False, progress: Progress = None) -> Frontier:
+             solve_curve: bool = False, progress: Progress = None,
+             deadline: Deadline = NO_DEADLINE) -> Frontier:
     """The frontier of ``inst`` (its ``K`` ignored). ``time_limit``: seconds of exact search
     per question (0: none); ``nodes``: budget of the construction search. ``progress``
     (:mod:`schedules.progress`): one step per memory limit ``K`` looked at, in the search for
-    ``K*`` and then along the curve (at most ``2 K_max`` steps)."""
+    ``K*`` and then along the curve (at most ``2 K_max`` steps). ``deadline``
+    (:class:`schedules.deadline.Deadline`): the whole run's time; once it has passed no more
+    ``K`` is tried and no solve starts, so ``K*`` may be left as a range (``K_star_low`` and
+    ``K_star_high``, both proven), never guessed."""
+
+    def seconds() -> float:  # a solve's limit: time_limit, within what is left of the run
+        left = deadline.remaining()
+        return time_limit if left is None else min(time_limit, left)
+
     from pipebounds.constructions.frontier import DEFAULT_NODES, frontier_schedule
 
     base = inst.with_(K=None)
@@ -125,7 +135,7 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
     opt_inf = kf.unconstrained_optimum(base)
     basis = "KF0 (fill-drain, Theorem 1)" if single else "bound flagged exact"
     if opt_inf is None and time_limit > 0:
-        r = _solve(base, time_limit)
+        r = _solve(base, seconds())
         if r.status == "optimal":
             opt_inf, basis = r.makespan, "exact solve"
     K_max = kf.one_f_one_b_memory(base) if single else kf.memory_never_binds(base)
@@ -138,7 +148,7 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
     high, cert = None, None
     proven_above: dict = {}  # K -> a solve proving OPT(K) > OPT(inf)
     K = low
-    while K <= K_max:
+    while K <= K_max and not deadline.expired():
         bar.set_postfix_str(f"K*: K={K}")
         bar.update(1)
         if single:
@@ -152,8 +162,8 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
         if cert is None and K == kf.memory_never_binds(base):
             high = K  # K = v m: memory never binds
             break
-        if cert is None and time_limit > 0:
-            r = _solve(base.with_(K=K), time_limit)
+        if cert is None and time_limit > 0 and not deadline.expired():
+            r = _solve(base.with_(K=K), seconds())
             if r.schedule is not None and r.makespan == opt_inf:
                 cert = _certified(r.schedule, K, opt_inf)
             elif r.lower_bound > opt_inf and low == K:
@@ -182,8 +192,8 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
             ok = r.status == "optimal"
             points.append(CurvePoint(K, max(lb.value, r.lower_bound), r.makespan if ok else None,
                                     ok, "solve"))
-        elif solve_curve and time_limit > 0:
-            r = _solve(base.with_(K=K), time_limit)
+        elif solve_curve and time_limit > 0 and not deadline.expired():
+            r = _solve(base.with_(K=K), seconds())
             ok = r.status == "optimal"
             points.append(CurvePoint(K, lb.value, r.makespan if ok else None, ok,
                                     "solve" if ok else ""))
