@@ -19,6 +19,9 @@ from .common import (CLIError, add_instance_flags, add_progress_flags, exact_or_
                      quantity, seconds_flag)
 
 
+from schedules.remat_policies import POLICIES
+
+
 def register(sub) -> None:
     p = sub.add_parser("best", help="every family optimally rematerialized to a budget, ranked",
                        description="Generate every applicable schedule family, rematerialize "
@@ -43,6 +46,10 @@ def register(sub) -> None:
                    help="also rank the schedule `pipebounds synthesize` finds in S seconds "
                         "(family 'synthesized'; default 0: off, so that best stays a ranking "
                         "of the families within their limits)")
+    p.add_argument("--policy", choices=POLICIES, default="optimal",
+                   help="how each family recomputes: optimal (default, exact), or a fixed rule "
+                        "(megatron: microbatch j checkpointed iff j mod max_outstanding >= k; "
+                        "deepspeed: every n-th stage; all; none), docs/remat.md")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_progress_flags(p, "a progress bar (families done, weighted by their op counts)")
     p.set_defaults(func=run)
@@ -113,6 +120,7 @@ def best_text(inst, budget, r: dict) -> list[str]:
         lines.append(f"  {k:2d}. {e['family']:<15} {e['status']:<10} makespan "
                      f"{e['makespan_exact']:<6} peak {peak}  recomputes {e['recomputed']}  "
                      + ("(fit_memory's order: W ops moved earlier)" if e["order"] == "fit_memory"
+                        else f"(its own order, policy {e['order']})" if e["order"] in POLICIES
                         else f"(by {e['order']})" if e["family"] == "synthesized"
                         else "(its own order)"))
     return lines
@@ -128,7 +136,8 @@ def run(args) -> int:
     try:
         res = best(inst, K=inst.K if budget is None else None, budget_bytes=budget,
                    backward=args.backward, time_limit=args.time_limit,
-                   solve_time_limit=args.solve_time_limit or None, progress=progress_arg(args))
+                   solve_time_limit=args.solve_time_limit or None, progress=progress_arg(args),
+                   policy=args.policy)
     except RematError as exc:
         raise CLIError(str(exc)) from None
     if args.synthesize > 0:
@@ -143,6 +152,7 @@ def run(args) -> int:
             raise CLIError(str(exc)) from None
         res = res.with_entry(entry, seconds)
     r = best_report(res)
+    r["policy"] = args.policy
     if args.json:
         print_json(r)
         return 0

@@ -16,9 +16,12 @@ earlier, so it can beat the fixed order: ``fit_memory_order`` says ``same`` or `
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.instance import to_fraction, InstanceError
 from schedules.remat import RematError
+from schedules.remat_policies import POLICIES
 from .common import (CLIError, exact_or_none, limit_flag, number_or_none, print_json, quantity,
                      read_text, seconds_flag)
 
@@ -47,6 +50,11 @@ def register(sub) -> None:
     p.add_argument("--time-limit", type=seconds_flag("--time-limit"), default=DEFAULT_TIME_LIMIT,
                    metavar="S",
                    help=f"CP-SAT seconds (default {DEFAULT_TIME_LIMIT:g})")
+    p.add_argument("--policy", choices=POLICIES, default="optimal",
+                   help="optimal (default: the exact optimum), or a fixed rule recomputing "
+                        "right before the backward, its parameter chosen for the limit: "
+                        "megatron (microbatch j checkpointed iff j mod max_outstanding >= k), "
+                        "deepspeed (every n-th stage), all, none; compared with the optimum")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -104,6 +112,56 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
         "schedule": None if res.schedule is None else document_from_schedule(
             res.schedule, source=f"pipebounds remat ({res.status})"),
     }
+
+
+def policy_report(schedule, policy: str, K=None, budget_bytes=None, time_limit=None) -> dict:
+    """``remat --policy`` with a fixed rule: its result and the exact optimum of the same order
+    and limit (``optimal_makespan``; ``ratio`` = the rule's makespan over it)."""
+    from schedules.io import document_from_schedule
+    from schedules.remat_policies import remat_policy
+
+    r = remat_policy(schedule, policy, K=K, budget_bytes=budget_bytes)
+    opt = remat_policy(schedule, "optimal", K=K, budget_bytes=budget_bytes,
+                       time_limit=time_limit)
+    ratio = (r.makespan / opt.makespan if r.feasible and opt.feasible and opt.makespan
+             else None)
+    return {
+        "policy": policy, "status": r.status, "feasible": r.feasible,
+        "makespan": number_or_none(r.makespan if r.feasible else None),
+        "makespan_exact": exact_or_none(r.makespan if r.feasible else None),
+        **quantity("peak", r.peak),
+        "parameters": r.parameters,
+        "recomputed": [str(op) for op in r.recomputed],
+        "optimal_status": opt.status,
+        "optimal_makespan": number_or_none(opt.makespan if opt.feasible else None),
+        "optimal_makespan_exact": exact_or_none(opt.makespan if opt.feasible else None),
+        "ratio": None if ratio is None else float(ratio), "ratio_exact": exact_or_none(ratio),
+        "schedule": None if not r.feasible else document_from_schedule(
+            r.schedule, source=f"pipebounds remat --policy {policy}"),
+    }
+
+
+def policy_text(inst, r: dict, K, budget) -> list[str]:
+    """The text output of ``remat --policy`` with a fixed rule."""
+    limit = f"K={K}" if K is not None else (f"budget {budget} bytes" if budget is not None
+                                           else f"K={inst.K}")
+    head = f"P={inst.P} m={inst.m} v={inst.v} {limit}, this order fixed, policy {r['policy']}: "
+    params = ", ".join(f"{k} {v if not isinstance(v, list) else ' '.join(map(str, v))}"
+                       for k, v in r["parameters"].items())
+    if not r["feasible"]:
+        lines = [head + "infeasible (no parameter of the rule fits the limit)"]
+    else:
+        lines = [head + f"makespan {r['makespan_exact']}" + (f" ({params})" if params else ""),
+                 "  peak " + " ".join(r["peak_exact"]) + " (per GPU); "
+                 f"recomputes {len(r['recomputed'])}"]
+    if r["optimal_makespan_exact"] is not None:
+        tail = (f"; the rule is {float(Fraction(r['ratio_exact'])):.4g}x it"
+                if r["ratio_exact"] is not None else "")
+        lines.append(f"  optimal recomputation of this order: {r['optimal_status']} makespan "
+                     f"{r['optimal_makespan_exact']}{tail}")
+    else:
+        lines.append(f"  optimal recomputation of this order: {r['optimal_status']}")
+    return lines
 
 
 def _base_orders(schedule) -> tuple:
@@ -194,6 +252,16 @@ def run(args) -> int:
             raise CLIError(str(exc)) from None
     if args.time_limit is not None and args.time_limit <= 0:
         raise CLIError("--time-limit must be > 0")
+    if args.policy != "optimal":
+        try:
+            r = policy_report(schedule, args.policy, K, budget, args.time_limit)
+        except RematError as exc:
+            raise CLIError(str(exc)) from None
+        if args.json:
+            print_json(r)
+        else:
+            print("\n".join(policy_text(schedule.instance, r, K, args.budget_bytes)))
+        return 0
     try:
         r = remat_report(schedule, K, budget, args.backward, args.objective, args.positions,
                          args.time_limit)

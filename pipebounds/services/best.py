@@ -163,13 +163,15 @@ def _fit_memory_order(sched: Schedule, K: int) -> Optional[Schedule]:
 def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: bool = False,
          time_limit: float = 20.0, solve_time_limit: Optional[float] = 5.0,
          families: Optional[dict[str, Schedule]] = None,
-         progress: Progress = None) -> BestResult:
+         progress: Progress = None, policy: str = "optimal") -> BestResult:
     """Rank the families of ``inst`` optimally rematerialized to ``K`` (default ``inst.K``) or to
     ``budget_bytes`` (with ``inst.memory``); see the module docstring. ``time_limit`` is per
     family (CP-SAT); ``solve_time_limit`` is for the exact optimum (None or 0: not searched).
     ``families``: precomputed natural schedules (default :func:`family_schedules`).
     ``progress`` (:mod:`schedules.progress`): one step per family, weighted by its op count,
-    and the exact solve weighted as much as a family."""
+    and the exact solve weighted as much as a family. ``policy``: ``optimal`` (the default), or a
+    fixed rule of :mod:`schedules.remat_policies` (``megatron``, ``deepspeed``, ``all``,
+    ``none``) applied to every family instead of the optimal rematerialization."""
     t0 = time.monotonic()
     if budget_bytes is None and K is None:
         K = inst.K
@@ -188,6 +190,16 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
         bar.set_postfix_str(name)
         bar.update(0)
         cands = []
+        if policy != "optimal":
+            from schedules.remat_policies import as_remat_result, remat_policy
+
+            try:
+                entries.append(Entry(name, as_remat_result(remat_policy(
+                    sched, policy, K=K, budget_bytes=budget_bytes)), policy))
+            except RematError as exc:
+                skipped[name] = str(exc)
+            bar.update(weights[name])
+            continue
         try:
             cands.append(Entry(name, optimal_remat(
                 sched, K=K, budget_bytes=budget_bytes, backward=backward and inst.split,
