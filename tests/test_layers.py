@@ -24,6 +24,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "schedules.simulate": ("schedules.compiled", "schedules.simulate", "schedules.validate",
                            "schedules.comms", "schedules"),
     "schedules.generators": ("schedules.generators", "schedules.remat", "schedules.remat_optimal",
+                             "schedules.remat_policies",
                              "schedules.interop"),
     # bounds/: the formulas and the one theorem registry (functions of the instance)
     "bounds": ("bounds",),

@@ -19,7 +19,7 @@ def family_instances(draw):
     req = GENERATORS[name].requires
     v = draw(st.integers(req.v_min, req.v_max or 3))
     P = draw(st.integers(1, 4))
-    m = draw(st.integers(2 * P if name == "dualpipev" else 1, 8))
+    m = draw(st.integers(2 * P if name.startswith("dualpipev") else 1, 8))
     split = req.split or draw(st.booleans())
     durations = draw(st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 2), (1, 1, 3)]))
     f, bi, bw = durations

@@ -171,7 +171,7 @@ def family_cases(draw):
     req = GENERATORS[name].requires
     v = req.v_min
     P = draw(st.integers(2, 3))
-    m = draw(st.integers(2 * P if name == "dualpipev" else 2, 6))
+    m = draw(st.integers(2 * P if name.startswith("dualpipev") else 2, 6))
     split = req.split or draw(st.booleans())
     f, bi, bw = draw(st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 2)]))
     kw = {"b_I": bi, "b_W": bw} if split else {"b": bi + bw}
