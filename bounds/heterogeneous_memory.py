@@ -1,5 +1,5 @@
 """Memory-aware lower bounds with per-stage costs and a communication delay (docs/theory.md
-A.9, theorems H4-H6): the uniform theorems MW1/MW8c, T3 and T2/S3 with per-stage durations
+A.9, theorems H4-H8): the uniform theorems MW1/MW8c, T3, T2/S3, MW7 and S1 with per-stage durations
 ``f_s, b_s`` (split ``b_I,s, b_W,s``) and the delay ``c`` on every precedence between stages on
 different GPUs.
 
@@ -15,8 +15,11 @@ different GPUs.
 * **H6** (memory-time, finite ``K``, ``v = 1``; T2 and S3): T2's and S3's argument per GPU with
   the per-stage hold lengths and the window ``[head(p), T - down(p)]`` (fused) or
   ``[head(p), T]`` (split).
+* **H7** (memory slots, finite ``K``, any ``v``; MW7): :func:`memory_slots_value` (the choice
+  of recomputed pairs relaxed to reals, so at most MW7 on uniform instances).
+* **H8** (split drain, ``v = 1``; S1): :func:`split_drain_value`.
 
-With uniform durations and ``c = 0`` each equals its uniform theorem (tests). The forms that
+With uniform durations and ``c = 0`` H4, H5, H6 and H8 equal their uniform theorems (tests). The forms that
 hold with backward recomputation: H4 with the chain of A.11 (``R(j,s)`` waits for the end of
 ``I(j,s')``); H5 and H6 split are not claimed there (left out).
 """
@@ -33,8 +36,8 @@ from .multi_wave import min_single_slot_waste, subset_best
 from .single_wave import _memory_time_min, slot_edge
 from .theorems import SINGLE, theorem
 
-DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H6)"
-"""The docs section of H4-H6."""
+DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H8)"
+"""The docs section of H4-H8."""
 
 
 def chain_graph(inst: Instance, backward: bool = False) -> dict:
@@ -183,7 +186,7 @@ def memory_time_value(inst: Instance) -> Optional[Fraction]:
 
 
 def terms(inst: Instance, backward: bool = False) -> list[tuple[str, Fraction, bool]]:
-    """``(name, value, exact)`` of H4-H6 for ``inst`` (never exact). ``backward``: only the
+    """``(name, value, exact)`` of H4-H8 for ``inst`` (never exact). ``backward``: only the
     forms proven with backward recomputation (H4 on A.11's chain)."""
     out = [("hetero_gpu_subset", gpu_subset_value(inst, backward and inst.split), False)]
     if backward and inst.split:
@@ -194,4 +197,85 @@ def terms(inst: Instance, backward: bool = False) -> list[tuple[str, Fraction, b
     mem = memory_time_value(inst)
     if mem is not None:
         out.append(("hetero_memory_time", mem, False))
+    slots = memory_slots_value(inst)
+    if slots is not None:
+        out.append(("hetero_memory_slots", slots, False))
+    drain = split_drain_value(inst)
+    if drain is not None:
+        out.append(("hetero_split_drain", drain, False))
     return out
+
+
+@theorem("H7", "memory slots, per-stage costs and c (finite K; MW7)", DOC,
+         terms=("hetero_memory_slots",))
+def memory_slots_value(inst: Instance) -> Optional[Fraction]:
+    """H7 (finite ``K``, any ``v``): MW7 per GPU with per-stage round trips, relaxed.
+
+    GPU ``p`` stores ``n = v m`` activations in ``[head, T - tail]`` (``head``: of its lowest
+    stage's ``F``; ``tail``: the least tail of its releasing ops, ``down(s_1)`` fused, 0 split).
+    A kept ``(j, s)`` is live at least ``L_s``, from the start of ``F(j, s)`` to the end of its
+    release in :func:`chain_graph` (with ``K >= 2``: no forced ``R``); a recomputed one at least
+    ``f_s + b_s`` and costs ``f_s`` more work. With ``x_s`` recomputed pairs of stage ``s``:
+    ``K (T - head - tail) >= sum_s ((m - x_s) L_s + x_s (f_s + b_s)) + E`` and
+    ``T - head - tail >= m sum_s (f_s + b_s) + sum_s x_s f_s``, ``E = k(k-1)/2 (f_min + r_min)``
+    (L3 with the shortest store and release ops of the GPU, ``k = min(K, n)``). The minimum
+    over real ``x_s in [0, m]`` (a fractional knapsack: recompute first the stages with the
+    largest saving ``L_s - f_s - b_s`` per ``f_s``, until the two sides meet) is a lower bound
+    on the minimum over integers. None when ``K`` is None or ``K >= v m``.
+    """
+    if inst.K is None or inst.K >= inst.v * inst.m:
+        return None
+    K, m = inst.K, inst.m
+    f, b = inst.durations_of("F"), inst.durations_of("B")
+    rel = inst.durations_of("W") if inst.split else b
+    graph = chain_graph(inst.with_(K=None)) if inst.K == 1 else chain_graph(inst)
+    ig = "I" if inst.split else "B"
+    down = downs(inst)
+    best = None
+    for p in range(inst.P):
+        st = inst.stages_of(p)
+        n = len(st) * m
+        k = min(K, n)
+        edge = slot_edge(k, min(f[s] for s in st), min(rel[s] for s in st))
+        head = graph[("F", st[0])][0]
+        tail = Fraction(0) if inst.split else down[st[0]]
+        L = {}
+        for s in st:
+            end = graph[("W", s)] if inst.split else graph[(ig, s)]
+            L[s] = end[0] + end[2] - graph[("F", s)][0]
+        work = m * sum((f[s] + b[s] for s in st), Fraction(0))
+        slots = m * sum((L[s] for s in st), Fraction(0)) + edge
+        # fractional knapsack, best saving per unit of work first
+        order = sorted(st, key=lambda s: -(L[s] - f[s] - b[s]) / f[s])
+        inner = None
+        for s in order:
+            save = L[s] - f[s] - b[s]
+            # x in [0, m] of stage s: work + x f_s vs (slots - x save) / K
+            if (work + m * f[s]) * K >= slots - m * save:
+                x = (slots - work * K) / (f[s] * K + save)
+                x = min(max(x, Fraction(0)), Fraction(m))
+                inner = max(work + x * f[s], (slots - x * save) / K)
+                break
+            work += m * f[s]
+            slots -= m * save
+        if inner is None:
+            inner = max(work, slots / K)
+        val = head + tail + inner
+        best = val if best is None or val > best else best
+    return best
+
+
+@theorem("H8", "split drain, per-stage costs and c (v = 1; S1)", DOC,
+         terms=("hetero_split_drain",))
+def split_drain_value(inst: Instance) -> Optional[Fraction]:
+    """H8 (split, ``v = 1``; S1): ``T >= head(p) + m u_p + max(0, down(p) + b_W,0 - k b_W,p)``,
+    ``k = min(K, m)``: after the last ``I`` of GPU ``p`` it runs at most ``k`` ops ``W`` (each
+    releases an activation live at that ``I``'s end) while the chain ``down(p)`` and ``W(j, 0)``
+    still run. None outside split ``v = 1``."""
+    if not inst.split or inst.v != 1:
+        return None
+    k = inst.m if inst.K is None else min(inst.K, inst.m)
+    f, b, w = inst.durations_of("F"), inst.durations_of("B"), inst.durations_of("W")
+    head, down = heads(inst), downs(inst)
+    return max(head[p] + inst.m * (f[p] + b[p]) + max(Fraction(0), down[p] + w[0] - k * w[p])
+               for p in range(inst.P))

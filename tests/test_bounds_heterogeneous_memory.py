@@ -1,4 +1,4 @@
-"""H4-H6 (bounds/heterogeneous_memory.py, docs/theory.md A.9): equal to the uniform theorems on
+"""H4-H8 (bounds/heterogeneous_memory.py, docs/theory.md A.9): equal to the uniform theorems on
 uniform instances, valid against exact optima of random non-uniform instances with finite K,
 and a planted error in each is caught by the registered check."""
 
@@ -42,6 +42,16 @@ def test_equal_to_the_uniform_theorems_on_uniform_instances():
     assert n == 1728
 
 
+def test_memory_slots_relaxation_and_split_drain_on_uniform_instances():
+    """H7 relaxes MW7's integer choice (never above it); H8 is S1 on uniform instances."""
+    for inst in uniform_grid():
+        h7 = hm.memory_slots_value(inst)
+        if h7 is not None:
+            assert h7 <= mw.memory_slots_value(inst), inst
+        if inst.split and inst.v == 1:
+            assert hm.split_drain_value(inst) == sw.split_drain_value(inst), inst
+
+
 def test_the_previous_worst_instance():
     """P=2, m=2, K=1, v=2 looped, per-stage split costs, c=1: H1-H3 gave 34, OPT = 49."""
     inst = Instance(P=2, m=2, K=1, v=2, placement="looped", f=[4, 2, 2, 4], b_I=[3, 1, 3, 1],
@@ -60,7 +70,8 @@ def test_quick_check_passes():
     assert res.instances == 24
 
 
-@pytest.mark.parametrize("name", ["gpu_subset_value", "single_slot_value", "memory_time_value"])
+@pytest.mark.parametrize("name", ["gpu_subset_value", "single_slot_value", "memory_time_value",
+                                  "memory_slots_value", "split_drain_value"])
 def test_a_planted_error_in_each_is_caught(monkeypatch, name):
     real = getattr(hm, name)
 
@@ -71,5 +82,6 @@ def test_a_planted_error_in_each_is_caught(monkeypatch, name):
     monkeypatch.setattr(hm, name, planted)
     res = heterogeneous_memory_bounds(
         Context(mode="quick"), random_instances(24, seed=MEMORY_SEED, Ks=(1, 2, 3)))
-    tid = {"gpu_subset_value": "H4", "single_slot_value": "H5", "memory_time_value": "H6"}[name]
+    tid = {"gpu_subset_value": "H4", "single_slot_value": "H5", "memory_time_value": "H6",
+           "memory_slots_value": "H7", "split_drain_value": "H8"}[name]
     assert not res.ok and f"{tid} (hetero_" in res.detail
