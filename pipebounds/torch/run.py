@@ -19,6 +19,10 @@ Every rank of an initialized ``torch.distributed`` group runs its GPU's order ex
   no input gradient to send, so its ``I`` computes nothing and its ``W`` does the whole backward
   to the weights.
 
+An overlapped ``F&B`` op (MODEL.md, third round) runs as its two parts one after the other, in
+the order the document lists them (backward part first: the order of their memory effects), so
+its measured memory is the model's; only the time saving of the overlap is not realized.
+
 Gradients accumulate in the modules' ``.grad`` as the sum over microbatches of
 ``loss_fn(output_j, target_j)``.
 
