@@ -262,6 +262,62 @@ def _dualpipe_claimed(inst: Instance) -> Fraction:
     return (inst.P - 1) * (inst.f + inst.b + inst.b - 3 * inst.b_W)
 
 
+# ------------------------------------------------------------ issue 24: what the systems claim
+def transfers(r: SimulationResult) -> int:
+    """Point-to-point transfers of one iteration: an activation forward and a gradient back
+    across every stage boundary ``s, s+1`` held by two different GPUs, per microbatch."""
+    inst = r.schedule.instance
+    cross = sum(1 for s in range(inst.S - 1) if inst.gpu(s) != inst.gpu(s + 1))
+    return 2 * inst.m * cross
+
+
+def one_f_one_b_bubble(inst: Instance) -> Fraction:
+    """1F1B's global bubble on the same model (its stage holds the ``v`` stages of a GPU:
+    durations ``v f, v b``): ``(P-1) v (f + b)``."""
+    return (inst.P - 1) * inst.v * (inst.f + inst.b)
+
+
+def bubble_over_1f1b(r: SimulationResult) -> Fraction:
+    return global_bubble(r) / one_f_one_b_bubble(r.schedule.instance)
+
+
+def _remat_pair(r: SimulationResult) -> tuple:
+    """``(adjacent, anywhere)``: optimal makespans of the order's recomputation with every
+    recompute right before its backward, and anywhere between its forward and its backward
+    (:func:`schedules.remat_optimal.optimal_remat`, proven)."""
+    from schedules.remat_optimal import optimal_remat
+
+    K = r.schedule.instance.K
+    out = []
+    for positions in ("adjacent", "anywhere"):
+        res = optimal_remat(r.schedule, K=K, positions=positions, time_limit=20)
+        if res.status != "optimal":
+            raise AssertionError(f"optimal_remat did not prove {positions} for "
+                                 f"{r.schedule.instance}: {res.status}")
+        out.append(res.makespan)
+    return tuple(out)
+
+
+def _remat_grid():
+    return [Instance(P=P, m=2 * P, K=K, f=1, b=2) for P in (2, 3, 4) for K in (1, 2, 3)]
+
+
+def _comm_grid():
+    return [Instance(P=P, m=m, v=2, placement="vshape", b_I=1, b_W=1)
+            for P in range(2, 6) for m in (2 * P, 3 * P)]
+
+
+def _interleaved_bubble_grid():
+    return [Instance(P=P, m=m, v=v, f=1, b=2) for P in (2, 3, 4) for v in (2, 3)
+            for m in range(2, 3 * P + 1)]
+
+
+def _dualpipe_fb_grid():
+    return [Instance(P=P, m=m, v=2, placement="vshape", b_I=1, b_W=1, d_FB=d)
+            for P in (2, 3, 4) for m in (2 * P, 3 * P)
+            for d in (Fraction(3, 2), Fraction(2), Fraction(5, 2), Fraction(3))]
+
+
 CLAIMS: tuple[Claim, ...] = (
     Claim("1f1b-bubble", "1F1B bubble fraction (P-1)/(m+P-1) on every GPU",
           "sail-sg/zero-bubble-pipeline-parallelism README; Megatron (Narayanan et al. 2021)",
@@ -377,6 +433,79 @@ CLAIMS: tuple[Claim, ...] = (
           rank_bubble, lambda i: Fraction(0),
           note="our interleaved-zb follows torch's ScheduleInterleavedZeroBubble, which its "
                "docstring calls ZB1P; the ZB2P orders of PR 130210 are not reproduced here"),
+
+    Claim("zbv-comm-volume", "ZB-V moves 2x the point-to-point volume of 1F1B",
+          "Qi et al., Pipeline Parallelism with Controllable Memory (NeurIPS 2024)", "orders",
+          "zbv", "P 2..5, m in {2P, 3P}, f = b_I = b_W = 1", _comm_grid, transfers,
+          lambda i: 2 * (2 * i.m * (i.P - 1)),
+          note="counted as transfers (an activation or a gradient across a stage boundary "
+               "held by two GPUs, per microbatch); each carries the same hidden-state size as "
+               "1F1B's, so the count is the volume"),
+    Claim("v-half-comm-volume", "V-Half moves 2x the point-to-point volume of 1F1B",
+          "Qi et al. (NeurIPS 2024)", "orders", "v-half",
+          "P 2..5, m in {2P, 3P}, f = b_I = b_W = 1", _comm_grid, transfers,
+          lambda i: 2 * (2 * i.m * (i.P - 1)), note="as zbv-comm-volume"),
+    Claim("v-min-comm-volume", "V-Min moves 2x the point-to-point volume of 1F1B",
+          "Qi et al. (NeurIPS 2024)", "orders", "v-min",
+          "P 2..5, m in {2P, 3P}, f = b_I = b_W = 1", _comm_grid, transfers,
+          lambda i: 2 * (2 * i.m * (i.P - 1)), note="as zbv-comm-volume"),
+    Claim("interleaved-bubble-over-v", "Megatron interleaved: the bubble fraction is divided "
+          "by v, (1/v)(P-1)/m of the ideal time",
+          "Narayanan et al. 2021 (Megatron-LM, SC21), section 2.2", "makespan", "interleaved",
+          "P 2..4, v 2..3, m 2..3P, f=1 b=2", _interleaved_bubble_grid,
+          lambda r: global_bubble(r) / (r.schedule.instance.v * r.schedule.instance.m
+                                        * (r.schedule.instance.f + r.schedule.instance.b)),
+          lambda i: Fraction(i.P - 1, i.v * i.m),
+          holds_if=lambda i: i.m >= i.P, holds_if_text="m >= P (uneven rounds: m < P is worse)"),
+    Claim("v-half-bubble-half", "V-Half's bubble is half of 1F1B's (B/2)",
+          "Qi et al. (NeurIPS 2024)", "makespan", "v-half", V_STATED_3P, V_GRID_3P,
+          bubble_over_1f1b, lambda i: Fraction(1, 2),
+          note="1F1B's bubble on the same model: its stage holds a GPU's two stages, "
+               "(P-1)·2(f+b) (one_f_one_b_bubble)"),
+    Claim("v-min-bubble-two-thirds", "V-Min's bubble is 2/3 of 1F1B's (2B/3)",
+          "Qi et al. (NeurIPS 2024)", "makespan", "v-min", V_STATED_3P, V_GRID_3P,
+          bubble_over_1f1b, lambda i: Fraction(2, 3),
+          note="as v-half-bubble-half"),
+    Claim("zb1p-full-backward", "ZB1P bubble (PP-1)(F+B-2W), B the full backward "
+          "(the DeepSeek-V3 report's table, DeepSeek-V3 issue 724)",
+          "DeepSeek-V3 technical report, table 2; deepseek-ai/DeepSeek-V3 issue 724",
+          "makespan", "zb-h1", "P 2..5, m P..2P, f, b_I, b_W in {1,2,3}",
+          _split_grid(range(2, 6), lambda P: range(P, 2 * P + 1), TRIPLES),
+          global_bubble, lambda i: (i.P - 1) * (i.f + i.b - 2 * i.b_W),
+          holds_if=lambda i: i.b_W <= min(i.f, i.b_I),
+          holds_if_text="b_W <= min(f, b_I), as zb-h1-bubble: with B = b_I + b_W it is the "
+                        "same formula as the zero-bubble paper's (P-1)(F+B-W), B = b_I"),
+    Claim("zb1p-input-gradient", "ZB1P bubble (PP-1)(F+B-2W) read with B the input gradient "
+          "(the zero-bubble paper's notation)",
+          "deepseek-ai/DeepSeek-V3 issue 724 (the two formulas side by side)", "makespan",
+          "zb-h1", "P 2..5, m P..2P, f, b_I, b_W in {1,2,3}",
+          _split_grid(range(2, 6), lambda P: range(P, 2 * P + 1), TRIPLES),
+          global_bubble, lambda i: (i.P - 1) * (i.f + i.b_I - 2 * i.b_W),
+          note="the notation mix-up the issue asks about: in this reading the formula is off "
+               "by (P-1) W"),
+    Claim("dualpipev-fb-bubble", "DualPipe(V) with overlapped F&B chunks: per-rank bubble at "
+          "most (PP/2-1)(F&B+B-3W), PP = 2P stages",
+          "deepseek-ai/DualPipe README; DeepSeek-V3 technical report, table 2", "span",
+          "dualpipev-fb", "P 2..4, m in {2P, 3P}, f = b_I = b_W = 1, d_FB in {3/2, 2, 5/2, 3}",
+          _dualpipe_fb_grid, rank_bubble,
+          lambda i: (i.P - 1) * (i.d_FB + i.b - 3 * i.b_W), compare=lambda a, c: a <= c,
+          note="F&B ops (MODEL.md third round) of duration d_FB; torch's ScheduleDualPipeV "
+               "order (dualpipev-fb)"),
+    Claim("remat-adjacent-optimal", "rematerialization with each recompute right before its "
+          "backward is optimal (the remat paper's ILP places them there)",
+          "the rematerialization paper (REFERENCES.md, paper 2), its ILP and code", "makespan",
+          "1f1b", "P 2..4, m = 2P, K 1..3, f=1 b=2", _remat_grid, _remat_pair, lambda i: "equal",
+          compare=lambda a, c: a[0] == a[1],
+          note="measured: (optimal makespan with adjacent recomputes, with recomputes anywhere "
+               "between F and the backward), both proven by optimal_remat on 1F1B's order fitted "
+               "to K; the paper's ILP also stops at a 3 % gap, our values are proven optima"),
+    Claim("remat-recompute-in-bubbles", "recomputing in the pipeline's bubbles (anywhere "
+          "before the backward) shortens the iteration against recomputing right before it",
+          "Mario (Liu et al., PPoPP 2025: recompute overlapped in the bubbles)", "makespan",
+          "1f1b", "P 2..4, m = 2P, K 1..3, f=1 b=2", _remat_grid, _remat_pair,
+          lambda i: "shorter", compare=lambda a, c: a[1] < a[0],
+          note="measured as remat-adjacent-optimal; on 1F1B's fixed order the bubbles give "
+               "nothing: a recompute placed earlier holds its activation longer"),
 )
 
 
