@@ -27,7 +27,7 @@ def verdicts():
 
 
 def test_every_claim_has_a_verdict(verdicts):
-    assert len(verdicts) >= 9
+    assert len(verdicts) >= 30   # issue 24: at least 30 claims
     for v in verdicts:
         assert v.verdict in VERDICTS
         assert v.claim.definition in ("makespan", "span", "memory", "orders")
