@@ -79,7 +79,7 @@ def test_atlas_families():
         assert (int(m.group(1)), int(m.group(2))) == (len(fams), len(GENERATORS))
         assert re.findall(r"`([^`]+)`", m.group(3)) == missing
         m = _one(r"atlas \(docs/atlas.md, `data/atlas/`\) is such a sweep: (\d+) of the (\d+) "
-                 r"families\s+\(all but ([^,]+),")
+                 r"families\s+\(all but ([^:]+):")
         assert (int(m.group(1)), int(m.group(2))) == (len(fams), len(GENERATORS))
         assert re.findall(r"`([^`]+)`", m.group(3)) == missing
     assert "every family of `pipebounds generate --list`" not in atlas or not missing

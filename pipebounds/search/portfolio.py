@@ -51,10 +51,12 @@ SEQUENTIAL_SEARCH_SLICE = (0.25, 5.0)
 alone without a time limit) before CP-SAT takes over."""
 
 GRACE = 2.0
-DRAIN = 1.0
+DRAIN = 2.0
 """Seconds the portfolio waits, once it has its answer (a proof, the limit, a signal), for the
-other engines to stop and report their own answers (their node counts, a better schedule);
-an engine still running then is terminated and listed in ``stats["unreported"]``."""
+branch and bound to stop and report its own answer (its node count, a better schedule); other
+engines get :data:`DRAIN_OTHERS` (CP-SAT notices the stop only at its next callback). An engine
+still running then is terminated and listed in ``stats["unreported"]``."""
+DRAIN_OTHERS = 0.25
 """Seconds after the time limit that the parent waits for the engines' final reports."""
 
 
@@ -265,8 +267,9 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
                 break
     finally:
         stop.value = 1
-        drain_until = time.monotonic() + DRAIN
-        while alive and time.monotonic() < drain_until:  # the others' answers: nodes, schedules
+        drained = time.monotonic()
+        while alive and time.monotonic() < drained + (DRAIN if "search" in alive
+                                                      else DRAIN_OTHERS):  # nodes, schedules
             try:
                 msg = q.get(timeout=0.05)
             except queue.Empty:
