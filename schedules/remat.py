@@ -158,10 +158,16 @@ def _polish(schedule: Schedule, K: int, window: int, budget: int, bar=None,
     inst = schedule.instance
     best, res = _score(schedule)
     sims = 0
+
+    def out_of_time() -> bool:
+        return deadline is not None and deadline.expired()
+
     for p in range(len(orders)):
+        if sims >= budget or out_of_time():
+            break
         recs = [op for op in orders[p] if op.kind == "R"]
         for rop in recs:
-            if sims >= budget:
+            if sims >= budget or out_of_time():
                 break
             seq = orders[p]
             i = seq.index(rop)
@@ -179,7 +185,7 @@ def _polish(schedule: Schedule, K: int, window: int, budget: int, bar=None,
             f_pos = seq.index(Op(rop.stage, "F", rop.microbatch))
             best_seq, best_res = None, None
             for k in range(i - 1, max(f_pos, i - window - 1), -1):
-                if sims >= budget or (deadline is not None and deadline.expired()):
+                if sims >= budget or out_of_time():
                     break
                 cand = seq[:k] + [rop] + seq[k:i] + seq[i + 1:]
                 if _peak(cand) > K:
@@ -227,7 +233,8 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
         source = schedule.source + f"+remat(K={K})" if schedule.source else f"remat(K={K})"
     fitted = Schedule(inst, orders, source)
     result = simulate(fitted)
-    if result.valid and polish and any(op.kind == "R" for _, op in fitted.ops()):
+    if result.valid and polish and not (deadline is not None and deadline.expired()) \
+            and any(op.kind == "R" for _, op in fitted.ops()):
         fitted = _polish(fitted, K, window, budget, bar, deadline)
         result = simulate(fitted)
     bar.close()

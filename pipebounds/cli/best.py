@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from .common import (CLIError, add_instance_flags, add_progress_flags, exact_or_none, exact_string,
                      instance_from_args, memory_limit, number_or_none, print_json, progress_arg,
-                     quantity, seconds_flag)
+                     quantity, seconds_flag, check_solvable)
 
 
 from schedules.remat_policies import POLICIES
@@ -133,6 +133,7 @@ def run(args) -> int:
     if not args.synthesize >= 0:
         raise CLIError(f"--synthesize must be >= 0 seconds, got {args.synthesize}")
     inst, budget = memory_limit(args, instance_from_args(args), "best")
+    check_solvable(inst, args.time_limit, "best")
     try:
         res = best(inst, K=inst.K if budget is None else None, budget_bytes=budget,
                    backward=args.backward, time_limit=args.time_limit,

@@ -169,6 +169,24 @@ def check_schedule_size(inst: Instance, what: str = "a schedule of this instance
             "MAX_ORDER_ITEMS", ops, f"ops of {what} ({3 if inst.split else 2}·P·v·m)"))
 
 
+MODEL_OPS_PER_SECOND = 8192
+"""Ops of a schedule a solve can prepare per second of its time limit (the known schedules, their
+fitting to ``K``, the lower bound and the model), measured on ``P = 64, m = 64, v = 4``: a
+larger instance is refused rather than answered late."""
+
+
+def check_solvable(inst: Instance, time_limit, what: str = "the solve") -> None:
+    """CLIError unless ``inst`` is within :func:`check_schedule_size` and, with a time limit
+    (seconds; None: none), small enough that ``what`` can prepare its model within it."""
+    check_schedule_size(inst)
+    ops = inst.P * inst.v * inst.m * (3 if inst.split else 2)
+    if time_limit is not None and ops > MODEL_OPS_PER_SECOND * max(time_limit, 1.0):
+        need = -(-ops // MODEL_OPS_PER_SECOND)
+        raise CLIError(f"{what} cannot build its model of {ops} ops within --time-limit "
+                       f"{time_limit:g} s (about {MODEL_OPS_PER_SECOND} ops per second, "
+                       f"docs/reliability.md); give --time-limit {need} or more")
+
+
 def read_bytes(path: str) -> bytes:
     """The bytes of a file, or of standard input for ``-`` (at most ``MAX_INPUT_BYTES``)."""
     if path == "-":

@@ -9,7 +9,7 @@ docs/theory_frontier.md). The instance's ``-K`` is ignored.
 from __future__ import annotations
 
 from .common import (add_instance_flags, add_progress_flags, instance_from_args, print_json,
-                     progress_arg, seconds_flag)
+                     progress_arg, seconds_flag, check_solvable)
 
 
 def register(sub) -> None:
@@ -40,6 +40,7 @@ def run(args) -> int:
     if args.time_limit < 0:
         raise CLIError("--time-limit must be >= 0")
     inst = instance_from_args(args)
+    check_solvable(inst, args.time_limit or None, "frontier")
     from schedules.deadline import Deadline
 
     rep = frontier_report(frontier(inst, time_limit=args.time_limit,

@@ -23,7 +23,7 @@ import time
 from schedules.instance import Instance
 from schedules.io import document_from_schedule
 from .common import CLIError, add_instance_flags, exact_string, instance_from_args, number, \
-    print_json, batch_results, seconds_flag, whole_flag
+    print_json, batch_results, check_solvable, seconds_flag, whole_flag
 
 DEFAULT_TIME_LIMIT = 60.0
 """Seconds per instance unless ``--time-limit`` says otherwise."""
@@ -147,6 +147,7 @@ def solve_report(inst: Instance, args, stop=None) -> dict:
     show = not args.quiet and (args.progress or sys.stderr.isatty())
     channel = Progress(inst.unit, stop=stop, enabled=show)
     limit = _time_limit(args.time_limit)
+    check_solvable(inst, limit)
     t0 = time.monotonic()
     incumbent = _synthesized(inst, args, limit, channel)
     left = None if limit is None else max(0.05, limit - (time.monotonic() - t0))

@@ -22,7 +22,7 @@ import sys
 
 from .common import (CLIError, add_instance_flags, exact_string, instance_from_args,
                      memory_limit, number, print_json, quantity)
-from .common import whole_flag
+from .common import check_solvable, whole_flag
 from .solve import EXIT_SIGNAL, _Interrupt, _time_limit
 
 DEFAULT_TIME_LIMIT = 60.0
@@ -98,6 +98,7 @@ def run(args) -> int:
         raise CLIError("--time-limit must be finite for synthesize (it stops only at the limit "
                        "or at the bound)")
     inst, budget = memory_limit(args, instance_from_args(args), "synthesize")
+    check_solvable(inst, limit, "synthesize")
     stop = _Interrupt()
     saved = {s: signal.signal(s, stop.handler) for s in EXIT_SIGNAL}
     try:
