@@ -302,3 +302,30 @@ def test_sweep_pool_ends_on_signals_and_says_how_to_resume(tmp_path, sig):
     err = _check_signal(["sweep", grid, "--task", "solve", "--store", str(tmp_path / "s.db"),
                          "--workers", "2"], sig, wait=12)
     assert "--resume" in err and "items are stored" in err
+
+
+# ------------------------------------------------------------------- sizes for time limits
+@pytest.mark.parametrize("argv, text", [
+    (["solve", "-P", "2048", "-m", "2048", "-K", "1", "--time-limit", "2"], "MAX_ORDER_ITEMS"),
+    (["solve", "-P", "64", "-m", "64", "-v", "4", "--time-limit", "2"], "--time-limit 4"),
+    (["best", "-P", "2048", "-m", "2048", "-K", "1"], "MAX_ORDER_ITEMS"),
+    (["frontier", "-P", "2048", "-m", "2048"], "MAX_ORDER_ITEMS"),
+])
+def test_sizes_a_time_limit_cannot_hold_are_refused_at_once(argv, text):
+    _answer(argv, 2, text)
+
+
+def test_solve_batch_line_beyond_its_time_limit_is_its_own_error(tmp_path):
+    lines = json.dumps({"P": 2, "m": 2}) + "\n" + json.dumps({"P": 2048, "m": 2048}) + "\n"
+    out, _ = _answer(["solve", "--batch", _write(tmp_path, "b.jsonl", lines), "--time-limit", "2",
+                      "--json", "--quiet"], 0)
+    res = json.loads(out)
+    assert res[0]["status"] == "optimal" and "MAX_ORDER_ITEMS" in res[1]["error"]
+
+
+def test_frontier_total_time_leaves_a_proven_range():
+    out, _ = _answer(["frontier", "-P", "4", "-m", "8", "-v", "5", "--total-time", "0.01",
+                      "--json", "--quiet"], 0)
+    r = json.loads(out)
+    if not r["K_star_exact"]:
+        assert r["K_star_low"] <= r["K_star_high"]
