@@ -23,7 +23,11 @@ from fractions import Fraction
 
 from schedules.instance import Instance
 
+from .theorems import SINGLE, theorem
 
+
+@theorem("OV1", "with overlapped F&B ops: rho' times the bound without them",
+         SINGLE + "A.10 Overlapped forward and backward (OV1)")
 def overlap_factor(inst: Instance) -> Fraction:
     """``ρ'`` of theorem OV1 (module docstring): 1 when the instance gives no overlapped
     duration."""

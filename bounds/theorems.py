@@ -29,7 +29,7 @@ FRONTIER = "docs/theory_frontier.md#"
 
 FORMULA_MODULES = ("bounds.evaluate", "bounds.single_wave", "bounds.multi_wave",
                    "bounds.heterogeneous", "bounds.heterogeneous_memory",
-                   "bounds.backward_remat", "bounds.frontier")
+                   "bounds.backward_remat", "bounds.frontier", "bounds.overlap")
 """The modules whose decorators fill the registry."""
 
 

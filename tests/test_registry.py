@@ -18,7 +18,7 @@ from schedules import Instance
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ("docs/theory.md", "docs/theory_multiwave.md", "docs/theory_frontier.md")
-ID = re.compile(r"^\| ((?:T|S|MW|H|KF)\d+[a-z]?)\b")
+ID = re.compile(r"^\| ((?:T|S|MW|H|KF|OV)\d+[a-z]?)\b")
 
 
 def doc_ids() -> set[str]:
