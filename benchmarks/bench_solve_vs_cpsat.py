@@ -51,18 +51,27 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--time-limit", type=float, default=20.0)
     p.add_argument("--synthesize", default="auto")
+    p.add_argument("--plain", action="store_true",
+                   help="also run the portfolio without synthesis (--synthesize 0)")
     args = p.parse_args(argv)
-    ratios = []
+    ratios, plain = [], []
     for flags in INSTANCES:
         a = run(flags, ["--engine", "cpsat", "--synthesize", "0"], args.time_limit)
         b = run(flags, ["--synthesize", args.synthesize], args.time_limit)
         ratios.append(b[2] / a[2])
-        print(f"{' '.join(flags):<55} cpsat {a[0]:<8} {a[1]:>5} {a[2]:6.2f} s   "
-              f"portfolio+synth {b[0]:<8} {b[1]:>5} {b[2]:6.2f} s   ratio {ratios[-1]:.2f}",
-              flush=True)
+        line = (f"{' '.join(flags):<55} cpsat {a[0]:<8} {a[1]:>5} {a[2]:6.2f} s   "
+                f"portfolio+synth {b[0]:<8} {b[1]:>5} {b[2]:6.2f} s   ratio {ratios[-1]:.2f}")
+        if args.plain:
+            c = run(flags, ["--synthesize", "0"], args.time_limit)
+            plain.append(c[2] / a[2])
+            line += f"   portfolio {c[0]:<8} {c[1]:>5} {c[2]:6.2f} s   ratio {plain[-1]:.2f}"
+        print(line, flush=True)
     gm = math.exp(sum(map(math.log, ratios)) / len(ratios))
     print(f"# geometric mean portfolio+synthesis / cpsat: {gm:.3f} over {len(ratios)} instances "
           f"(limit {args.time_limit} s; load average {os.getloadavg()})")
+    if plain:
+        gp = math.exp(sum(map(math.log, plain)) / len(plain))
+        print(f"# geometric mean portfolio without synthesis / cpsat: {gp:.3f}")
 
 
 if __name__ == "__main__":

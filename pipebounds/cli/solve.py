@@ -55,11 +55,12 @@ def register(sub) -> None:
                         "bound), cpsat (OR-tools CP-SAT), auto (alias of portfolio)")
     p.add_argument("--workers", type=whole_flag("--workers", 1, 1024), default=1,
                    help="CP-SAT threads (default 1)")
-    p.add_argument("--synthesize", type=str, default="auto", metavar="S|auto",
+    p.add_argument("--synthesize", type=str, default="0", metavar="S|auto",
                    help="seconds of `pipebounds synthesize` (list rules, families with optimal "
                         "remat, neighbourhood search) whose schedule is the engines' first "
-                        "incumbent; 'auto' (default): 10%% of the time limit, at most "
-                        f"{SYNTH_MAX:g} s, for the portfolio and cpsat engines; 0: off")
+                        "incumbent; 'auto': 10%% of the time limit, at most "
+                        f"{SYNTH_MAX:g} s, for the portfolio and cpsat engines; 0 (default): "
+                        "off (measured slower on mid-K instances: docs/synthesis.md)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", action="store_true",
                    help="print incumbent, bound, elapsed time and engine to stderr (default "
