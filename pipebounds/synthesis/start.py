@@ -79,6 +79,24 @@ def check(inst: Instance, sched: Schedule) -> Optional[Fraction]:
     return res.makespan if res.valid else None
 
 
+BUILD_SECONDS_PER_CHOICE = 1e-3
+"""Measured build time of :func:`~schedules.remat_optimal.optimal_remat`'s model per recompute
+choice (about 14 s for 13,800 choices at ``P = 8, m = 32, v = 2`` on the loaded 2-core machine;
+its time limit covers only the solve): a family whose model would take longer to build than the
+start phase has left is not rematerialized optimally (its fast fit stays a candidate)."""
+
+
+def _remat_choices(sched: Schedule) -> int:
+    """The number of forward-recompute gaps of ``sched``'s order (``pos G - pos F`` summed over
+    the pairs): the size of optimal_remat's model."""
+    pos = {}
+    for seq in sched.orders:
+        for i, op in enumerate(seq):
+            pos[op] = i
+    return sum(i - pos.get(Op(op.stage, "F", op.microbatch), i) for op, i in pos.items()
+               if op.kind in "BI")
+
+
 def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
                       per_family: float, deadline: float, families=None,
                       stop=lambda: False) -> tuple[list[Candidate], list[str], object]:
@@ -114,6 +132,12 @@ def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
             notes.append(f"families from {name!r} on not rematerialized optimally: start "
                          f"phase time over")
             break
+        choices = _remat_choices(sched)
+        left = deadline - time.monotonic()
+        if choices * BUILD_SECONDS_PER_CHOICE > left:
+            notes.append(f"{name}: optimal remat skipped (about {choices} recompute choices, "
+                         f"more to build than the {max(0.0, left):.1f} s left)")
+            continue
         try:  # best's optimal remat, hinted with the fast fit (its polish is slow at size)
             r = optimal_remat(sched, K=K, budget_bytes=budget, backward=backward,
                               time_limit=max(0.1, min(per_family, deadline - time.monotonic())),

@@ -70,19 +70,28 @@ def _block(inst: Instance, d: dict, period: int, split: bool, forward_gap: Gap,
     S, P = inst.S, inst.P
     used: list[list[tuple[int, int]]] = [[] for _ in range(P)]
 
-    def is_free(p: int, t: int, length: int) -> bool:
+    def conflict_end(p: int, t: int, length: int) -> Optional[int]:
+        """The latest end (in the frame of ``t mod period``) of a placed op that overlaps
+        ``[t, t + length)`` modulo the period, or None when that slot is free."""
         a = t % period
+        end = None
         for b, lb in used[p]:
             for shift in (-period, 0, period):
                 if a < b + shift + lb and b + shift < a + length:
-                    return False
-        return True
+                    e = b + shift + lb
+                    end = e if end is None or e > end else end
+        return end
 
     def place(p: int, t: int, length: int) -> Optional[int]:
-        for t1 in range(t, t + period):
-            if is_free(p, t1, length):
+        # the first free start >= t: every start before the latest end of a conflicting op
+        # still overlaps that op, so the scan jumps there instead of stepping one unit
+        t1 = t
+        while t1 < t + period:
+            end = conflict_end(p, t1, length)
+            if end is None:
                 used[p].append((t1 % period, length))
                 return t1
+            t1 += end - t1 % period
         return None
 
     start: dict[tuple[int, str], int] = {}
