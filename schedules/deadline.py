@@ -35,7 +35,10 @@ class Deadline:
         return None if self.at is None else max(0.0, self.at - time.monotonic())
 
     def expired(self) -> bool:
-        return self.at is not None and time.monotonic() >= self.at
+        """Past the deadline, or a signal asked the command to stop (:mod:`schedules.stopping`)."""
+        from .stopping import stop_requested
+
+        return (self.at is not None and time.monotonic() >= self.at) or stop_requested()
 
     def share(self, fraction: float) -> "Deadline":
         """The deadline after ``fraction`` of the time left (for a first stage of the work)."""

@@ -71,7 +71,8 @@ from fractions import Fraction
 from math import gcd, lcm
 from typing import Optional
 
-from .stopping import keep_sigint, stoppable, watching
+from .deadline import Deadline
+from .stopping import keep_sigint, solve_seconds, stop_requested, stoppable, watching
 from .ops import Op
 from .schedule import Schedule
 from .remat import RematError
@@ -597,6 +598,15 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
         dur["R"][pairs[k].s] for k, _, _ in choices) + lag * 2 * len(pairs)
 
     model = cp_model.CpModel()
+
+    def out_of_time() -> bool:
+        return stop_requested() or (time_limit is not None and time.monotonic() - t0 > time_limit)
+
+    def stopped() -> RematResult:  # no answer yet: the honest status, the trivial bound
+        return RematResult("unknown", objective, None, None, Fraction(0), dropped=dropped,
+                           positions=positions, backward=backward,
+                           seconds=time.monotonic() - t0,
+                           stats={"stopped": "while building the model"})
     y = [model.new_bool_var(f"y{k}{kind}{g}") for k, kind, g in choices]
     by_pair: dict[tuple[int, str], list[int]] = {}
     for c, (k, kind, _) in enumerate(choices):
@@ -607,6 +617,8 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     # memory, position by position (RM1, part 1)
     infeasible_const = False
     for p, seq in enumerate(base.orders):
+        if out_of_time():  # model building stays within the time limit and signals
+            return stopped()
         n = len(seq)
         const = [mem.static[p] + mem.transient.get(op.kind, 0) for op in seq]
         terms: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -671,6 +683,8 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
         return start[(kind, s, j)] + dur[kind][s]
 
     for p, seq in enumerate(base.orders):
+        if out_of_time():  # model building stays within the time limit and signals
+            return stopped()
         for i, op in enumerate(seq):
             s, j = op.stage, op.microbatch
             me = start[(op.kind, s, j)]
@@ -707,7 +721,9 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
         from .remat import fit_memory
 
         try:
-            hint = fit_memory(schedule.with_instance(inst), mem.budget)
+            hint = fit_memory(schedule.with_instance(inst), mem.budget,
+                              deadline=Deadline.after(None if time_limit is None
+                                                      else time_limit / 4))
         except RematError:
             hint = None
     if hint is not None:
@@ -722,8 +738,10 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     # CP-SAT's own SIGINT handler hides the signal from a command that watches signals
     solver.parameters.catch_sigint_signal = bool(catch_sigint) and not watching()
     solver.parameters.num_workers = max(1, int(workers))
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = float(time_limit)
+    limit = solve_seconds(None if time_limit is None else max(0.0, time_limit - (
+        time.monotonic() - t0)))  # model building came out of the limit
+    if limit is not None:
+        solver.parameters.max_time_in_seconds = float(limit)
     with keep_sigint(), stoppable(solver.stop_search):
         code = solver.solve(model)
     stats["cpsat_status"] = solver.status_name(code)

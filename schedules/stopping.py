@@ -37,14 +37,27 @@ def raise_interrupted(signum, frame) -> None:
     raise Interrupted(signum)
 
 
+def _deferred(signum, frame) -> None:
+    """The first signal only stops the solves (the command then prints its best so far and
+    ends with 130/143); a second one ends the command at once."""
+    _HANDLED.append(signum)
+    if len(_HANDLED) > 1:
+        raise Interrupted(signum)
+    stop_all()
+
+
 @contextlib.contextmanager
-def ending_on_signals() -> Iterator[None]:
+def ending_on_signals(defer: bool = False) -> Iterator[None]:
     """SIGINT and SIGTERM raise :class:`Interrupted` in the block and stop every registered
-    solve at once (:func:`watch_signals`); the previous handlers come back after it."""
+    solve at once (:func:`watch_signals`); the previous handlers come back after it. With
+    ``defer``, the first signal only stops the solves (every later one stops at its start) and
+    the command finishes with what it has; :func:`signalled` then names the signal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    saved = {s: signal.signal(s, raise_interrupted) for s in EXIT_STATUS}
+    _SIGNALLED.clear()
+    _HANDLED.clear()
+    saved = {s: signal.signal(s, _deferred if defer else raise_interrupted) for s in EXIT_STATUS}
     watch_signals()
     try:
         yield
@@ -56,6 +69,7 @@ def ending_on_signals() -> Iterator[None]:
 _STOPPERS: list[Callable[[], None]] = []
 _LOCK = threading.Lock()
 _SIGNALLED: list[int] = []
+_HANDLED: list[int] = []
 
 
 @contextlib.contextmanager
@@ -83,15 +97,29 @@ def stop_all() -> None:
             stop()
 
 
+def stop_requested() -> bool:
+    """Whether a signal asked the current command to stop (every deadline is then expired and a
+    solve that starts gets a moment only: :func:`solve_seconds`)."""
+    return bool(_HANDLED or _SIGNALLED)
+
+
+def solve_seconds(limit):
+    """A solver's time limit: ``limit``, or a moment (0.05 s, for the hint to become a
+    solution) once a stop was requested (a stop before the solve starts would be lost)."""
+    if stop_requested():
+        return 0.05 if limit is None else min(float(limit), 0.05)
+    return limit
+
+
 def watching() -> bool:
     """Whether this process watches signals (:func:`watch_signals`): then a solver must not
     catch SIGINT itself (its handler would hide the signal from the command)."""
-    return bool(_WATCHING) and signal.getsignal(signal.SIGINT) is raise_interrupted
+    return bool(_WATCHING) and signal.getsignal(signal.SIGINT) in (raise_interrupted, _deferred)
 
 
 def signalled() -> int | None:
-    """The first watched signal received, or None."""
-    return _SIGNALLED[0] if _SIGNALLED else None
+    """The first signal received in the current :func:`ending_on_signals` block, or None."""
+    return _HANDLED[0] if _HANDLED else (_SIGNALLED[0] if _SIGNALLED else None)
 
 
 _WATCHING: list[bool] = []

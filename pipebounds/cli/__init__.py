@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-from schedules.stopping import EXIT_STATUS, Interrupted, ending_on_signals
+from schedules.stopping import EXIT_STATUS, Interrupted, ending_on_signals, signalled
 
 from schedules.errors import PipeboundsError
 
@@ -123,8 +123,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in OWN_SIGNALS:
             code = int(args.func(args) or 0)
         else:
-            with ending_on_signals():
+            defer = bool(getattr(args, "defer_signals", False))
+            with ending_on_signals(defer):
                 code = int(args.func(args) or 0)
+                if defer and signalled() is not None:  # it printed its best so far
+                    raise Interrupted(signalled(), "the best found so far is printed")
         if sys.stdout is not None:
             sys.stdout.flush()
         return code

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from schedules.deadline import Deadline
+from schedules.stopping import signalled
 from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.instance import to_fraction, InstanceError
 from schedules.remat import RematError
@@ -56,7 +58,7 @@ def register(sub) -> None:
                         "megatron (microbatch j checkpointed iff j mod max_outstanding >= k), "
                         "deepspeed (every n-th stage), all, none; compared with the optimum")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, defer_signals=True)  # a signal stops CP-SAT; its best is printed
 
 
 def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective="makespan",
@@ -67,6 +69,9 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
     from schedules.remat_optimal import memory_floor, optimal_remat
     from schedules.simulate import simulate
 
+    # the comparison below (fit_memory's polish) gets the time the solve left, and stops on a
+    # signal, so the whole run stays within the time limit plus the unpolished fit
+    deadline = Deadline.after(time_limit)
     res = optimal_remat(schedule, K=K, budget_bytes=budget_bytes, backward=backward,
                         objective=objective, positions=positions, time_limit=time_limit)
     inst = schedule.instance
@@ -74,7 +79,8 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
     limit = K if K is not None else (inst.K if budget_bytes is None else None)
     if limit is not None and getattr(inst, "memory", None) is None or K is not None:
         try:
-            fitted = fit_memory(schedule.with_instance(inst.with_(memory=None)), limit)
+            fitted = fit_memory(schedule.with_instance(inst.with_(memory=None)), limit,
+                                deadline=deadline)
             fit_ms = simulate(fitted).makespan
             fit_reordered = _base_orders(fitted) != _base_orders(schedule)
         except (RematError, InstanceError):
@@ -108,7 +114,7 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
         **quantity("peak", res.peak),
         "positions": res.positions, "backward": res.backward, "dropped": res.dropped,
         "dropped_ops": [str(op) for _, op in schedule.ops() if op.kind == "R"],
-        "seconds": round(res.seconds, 3),
+        "seconds": round(res.seconds, 3), "interrupted": signalled() is not None,
         "schedule": None if res.schedule is None else document_from_schedule(
             res.schedule, source=f"pipebounds remat ({res.status})"),
     }

@@ -43,7 +43,7 @@ from schedules.schedule import Schedule
 from .channel import SILENT, Channel
 from .incumbent import best_known
 from schedules.deadline import Deadline
-from schedules.stopping import keep_sigint, stoppable, watching
+from schedules.stopping import keep_sigint, solve_seconds, stoppable, watching
 from .model import Model
 from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
@@ -332,6 +332,7 @@ def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
     solver.parameters.linearization_level = (LINEARIZATION if linearization is None
                                              else int(linearization))
     solver.parameters.catch_sigint_signal = catch_sigint and not watching()
+    time_limit = solve_seconds(time_limit)
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = max(0.0, float(time_limit))
     if channel is not SILENT:
