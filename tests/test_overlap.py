@@ -199,3 +199,23 @@ def test_torch_comms_order_with_an_overlap_checks_against_the_written_parts():
     r = simulate(sched)
     assert r.valid, r.errors
     assert r.makespan == Fraction(17, 2)
+
+
+def test_cli_bound_and_generate_take_overlap_durations(capsys):
+    import json
+
+    from pipebounds.cli import main
+
+    assert main(["bound", "-P", "1", "-m", "2", "-f", "1", "-b", "1", "--d-fb", "1",
+                 "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["lower_bound_exact"] == "2" and r["exact"] is False
+    assert r["instance"]["d_FB"] == 1
+    assert main(["generate", "dualpipev-fb", "-P", "2", "-m", "4", "-v", "2", "--placement",
+                 "vshape", "--b-input", "1", "--b-weight", "1", "--d-fb", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["durations"]["F&B"] == 2
+    assert any("&" in a for a in doc["orders"]["0"])
+    assert simulate(schedule_from_document(doc)).makespan == 22
+    assert main(["bound", "-P", "1", "-m", "2", "--d-fb", "9"]) == 2
+    assert "d_FB" in capsys.readouterr().err

@@ -135,7 +135,7 @@ def certify(inst: Instance, seconds: float = 0, schedules: Iterable = (), table:
     if found is not None:
         return answer("certificate", value, found[0], found[1])
     left = seconds - (time.monotonic() - start)
-    if solver and left > 0:
+    if solver and left > 0 and not inst.overlapped:  # the exact engines do not model F&B ops
         from pipebounds.search import solve
 
         res = solve(inst, time_limit=left)

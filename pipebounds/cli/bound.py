@@ -27,6 +27,9 @@ def register(sub) -> None:
                        description="The best proven lower bound on the makespan (docs/theory.md), "
                                    "its terms, and whether it is proven exact.")
     add_instance_flags(p)
+    from .common import add_overlap_flags
+
+    add_overlap_flags(p)
     p.add_argument("--batch", metavar="FILE", default=None,
                    help="JSON lines of instances (- for standard input); prints a JSON list")
     p.add_argument("--certify", type=seconds_flag("--certify", allow_zero=True), default=0, metavar="S",
@@ -75,6 +78,12 @@ def bound_text(inst, cert, rep: dict, certify_seconds: float) -> list[str]:
     lines = [f"P={inst.P} m={inst.m} K={K} v={inst.v} f={exact_string(inst.f)} "
              + (f"b_I={exact_string(inst.b_I)} b_W={exact_string(inst.b_W)}" if inst.split
                 else f"b={exact_string(inst.b)}")]
+    if inst.overlapped:
+        from bounds.overlap import overlap_factor
+
+        lines.append(f"F&B ops allowed: theorem OV1, every term below is rho' = "
+                     f"{exact_string(overlap_factor(inst))} times its value without them "
+                     f"(docs/theory.md A.10)")
     head = f"lower bound {rep['lower_bound_exact']}"
     if rep["exact"]:
         head += (f"  (exact: proven equal to the optimum; basis {rep['exact_basis']}: "
@@ -111,7 +120,9 @@ def run(args) -> int:
             return 0
         print_json(batch_results(args, lambda inst: bound_report(inst, args.certify)))
         return 0
-    inst = instance_from_args(args)
+    from .common import with_overlap_flags
+
+    inst = with_overlap_flags(instance_from_args(args), args)
     from ..certify import certify
 
     try:

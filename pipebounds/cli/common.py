@@ -159,6 +159,27 @@ def instance_from_args(args: argparse.Namespace) -> Instance:
         raise CLIError(str(exc)) from None
 
 
+def add_overlap_flags(parser: argparse.ArgumentParser) -> None:
+    """``--d-fb``, ``--d-fi``: durations of overlapped ``F&B`` ops (MODEL.md third round), for
+    the commands that take them (``bound``, ``generate``; the exact engines do not model them)."""
+    parser.add_argument("--d-fb", type=str, default=None, metavar="X",
+                        help="duration of an overlapped forward + full backward op (F&B)")
+    parser.add_argument("--d-fi", type=str, default=None, metavar="X",
+                        help="duration of an overlapped forward + input-gradient op (split)")
+
+
+def with_overlap_flags(inst: Instance, args: argparse.Namespace) -> Instance:
+    """``inst`` with the durations of :func:`add_overlap_flags` when given."""
+    changes = {k: getattr(args, a) for k, a in (("d_FB", "d_fb"), ("d_FI", "d_fi"))
+               if getattr(args, a, None) is not None}
+    if not changes:
+        return inst
+    try:
+        return inst.with_(**changes)
+    except InstanceError as exc:
+        raise CLIError(str(exc)) from None
+
+
 def check_schedule_size(inst: Instance, what: str = "a schedule of this instance") -> None:
     """CLIError unless a schedule of ``inst`` (one forward and one backward per pair, or ``I``
     and ``W`` split) has at most ``MAX_ORDER_ITEMS`` ops: the size every command that builds,

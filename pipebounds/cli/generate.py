@@ -22,6 +22,9 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print only the orders document (JSON)")
     add_progress_flags(p, "a progress display while fitting to -K")
     add_instance_flags(p)
+    from .common import add_overlap_flags
+
+    add_overlap_flags(p)
     p.set_defaults(func=run)
 
 
@@ -43,7 +46,9 @@ def run(args) -> int:
         return 0
     if not args.name:
         raise CLIError("generate needs a schedule NAME (or --list)")
-    inst = instance_from_args(args)
+    from .common import with_overlap_flags
+
+    inst = with_overlap_flags(instance_from_args(args), args)
     check_schedule_size(inst)
     try:
         schedule = generate(args.name, inst, progress=progress_arg(args))

@@ -142,6 +142,9 @@ def generate(name: str, inst: Instance, progress=None, deadline=None) -> Schedul
     natural = gen.function(inst.with_(K=None))
     if inst.K is None:
         return natural
+    if natural.overlaps is not None:
+        raise GeneratorError(f"{name}: fitting to K does not keep its F&B ops (MODEL.md third "
+                             f"round); generate it without K, or fit the family without F&B ops")
     from ..remat import fit_memory
 
     return fit_memory(natural, inst.K, progress=progress, deadline=deadline)
