@@ -45,6 +45,8 @@ def _one(stage, s: int, S: int, x, target, loss_fn, meter):
         y = stage(xl)
         out = loss_fn(y, target) if s == S - 1 else y
     t1 = time.perf_counter()
+    y_next = y.detach()
+    del y  # as run_schedule: only the stage output's value goes on (its graph is in ``out``)
     a = meter.bytes
     gy = None if s == S - 1 else torch.randn_like(out)
     if s > 0:
@@ -62,7 +64,7 @@ def _one(stage, s: int, S: int, x, target, loss_fn, meter):
         del out
     t3 = time.perf_counter()
     stage.zero_grad(set_to_none=True)
-    return (t1 - t0, t2 - t1, t3 - t2), a, g, y.detach()
+    return (t1 - t0, t2 - t1, t3 - t2), a, g, y_next
 
 
 def profile_stages(stages: Sequence[torch.nn.Module], sample, target, loss_fn: Callable,
