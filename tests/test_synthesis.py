@@ -249,3 +249,20 @@ def test_solve_takes_the_synthesized_incumbent_and_checks_its_option():
     for bad in ("-1", "soon", "inf"):
         out = _run("solve", "-P", "2", "-m", "2", "--synthesize", bad)
         assert out.returncode == 2 and "--synthesize" in out.stderr, bad
+
+
+def test_remat_instance_file_replaces_the_documents_instance(tmp_path):
+    from schedules.generators import generate
+    from schedules.io import document_from_schedule
+
+    doc = tmp_path / "d.json"
+    doc.write_text(json.dumps(document_from_schedule(generate("1f1b", Instance(P=4, m=6)))))
+    obj = '{"P": 4, "m": 6, "f": [1, 2, 1, 1], "b": [2, 3, 2, 2]}'
+    out = _run("remat", str(doc), "-K", "2", "--instance", "-", "--time-limit", "5", "--json",
+               stdin=obj)
+    assert out.returncode == 0, out.stderr
+    sched = schedule_from_document(json.loads(out.stdout)["schedule"])
+    sim = simulate(sched)
+    assert sim.valid and max(sim.peak_memory) <= 2 and sched.instance.f == (1, 2, 1, 1)
+    bad = _run("remat", str(doc), "-K", "2", "--instance", "-", stdin='{"P": 3, "m": 6}')
+    assert bad.returncode == 2 and "--instance" in bad.stderr and "Traceback" not in bad.stderr

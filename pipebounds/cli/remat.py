@@ -57,6 +57,10 @@ def register(sub) -> None:
                         "right before the backward, its parameter chosen for the limit: "
                         "megatron (microbatch j checkpointed iff j mod max_outstanding >= k), "
                         "deepspeed (every n-th stage), all, none; compared with the optimum")
+    p.add_argument("--instance", metavar="FILE", default=None,
+                   help="an instance object (JSON, or - for standard input) that replaces the "
+                        "document's instance (e.g. profiled per-stage costs, c, memory); same P "
+                        "and stages")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run, defer_signals=True)  # a signal stops CP-SAT; its best is printed
 
@@ -238,6 +242,19 @@ def remat_text(inst, r: dict, K, budget, objective: str) -> list[str]:
     return lines
 
 
+def _with_instance_file(schedule, path: str):
+    """The document's orders on the instance of ``--instance`` (same GPUs and stage placement,
+    else CLIError)."""
+    from .common import read_instance_file
+
+    inst = read_instance_file(path)
+    if inst.P != schedule.instance.P or inst.stage_to_rank != schedule.instance.stage_to_rank:
+        raise CLIError(f"--instance: its P={inst.P} and stage placement must be the document's "
+                       f"(P={schedule.instance.P}, stage_to_rank "
+                       f"{list(schedule.instance.stage_to_rank)})"[:300])
+    return schedule.with_instance(inst)
+
+
 def run(args) -> int:
     docs, was_list = load_documents(read_text(args.file))
     if was_list and len(docs) != 1:
@@ -246,6 +263,8 @@ def run(args) -> int:
         schedule = schedule_from_document(docs[0])
     except INPUT_ERRORS as exc:
         raise CLIError(str(exc)) from None
+    if args.instance is not None:
+        schedule = _with_instance_file(schedule, args.instance)
     K = budget = None
     if args.K is not None:
         K = limit_flag(args.K)
