@@ -134,20 +134,21 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
     :class:`bounds.batch.Result`; ``basis``: per row 0 none, 1 theorem, 2 checked, 3 table;
     ``table_mid``: per table row, the text of its exact flag and optimum."""
     N = cols.shape[0]
-    P, m, K, v, vs, f, b, bI, bW = _strs(cols).T
-    Ks = K.copy()
-    Ks[cols[:, 2] == 0] = "null"
-    pl = np.where(cols[:, 4] > 0, '"vshape"', '"looped"').astype(object)
-    lbv = _strs(res.num)                             # the JSON number and the exact string
-    lbe = lbv.copy()
+    # per row, the text of (P, m, K, v, placement, f, b_I, b_W, b, bound, its exact string,
+    # the table's optimum part): one object array, its rows gathered once in shape order
+    A = np.empty((N, 12), dtype=object)
+    A[:, [0, 1, 2, 3, 5, 8, 6, 7]] = _strs(cols[:, [0, 1, 2, 3, 5, 6, 7, 8]])
+    A[cols[:, 2] == 0, 2] = "null"
+    A[:, 4] = np.where(cols[:, 4] > 0, '"vshape"', '"looped"')
+    A[:, 9] = _strs(res.num)
+    A[:, 10] = A[:, 9]
     frac = np.flatnonzero(res.den != 1)
     if frac.size:
-        lbv[frac], lbe[frac] = _fractions(res.num[frac], res.den[frac])
-    mid = np.empty(N, dtype=object)
+        A[frac, 9], A[frac, 10] = _fractions(res.num[frac], res.den[frac])
     for k, text in table_mid.items():
-        mid[k] = text
+        A[k, 11] = text
     other = (cols[:, 7] > 0).astype(np.int64) + 2 * basis.astype(np.int64)   # 3 bits
-    out = np.empty(N, dtype=object)
+    perm, out = [], []
     for g in res.groups:
         J = len(g.names)
         fr = g.mask & (g.den != 1)
@@ -156,29 +157,29 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
         shapes, inv = np.unique(bits * 8 + other[g.idx], return_inverse=True)
         inv = inv.reshape(-1)
         order = np.argsort(inv, kind="stable")
-        ends = np.searchsorted(inv[order], np.arange(shapes.size + 1))
-        texts = _strs(np.where(g.mask, g.num, 0)).T      # (term, row) strs of the integers
+        ends = np.searchsorted(inv[order], np.arange(shapes.size + 1)).tolist()
+        perm.append(g.idx[order])
+        G = A[g.idx[order]]                                     # this group, in shape order
+        num, den = g.num[order], g.den[order]
+        texts = _strs(np.where(g.mask[order], num, 0)).T        # (term, row)
         for u, shape in enumerate(shapes.tolist()):
-            local = order[ends[u]:ends[u + 1]]
-            rows = g.idx[local]
+            s, e = ends[u], ends[u + 1]
             split, bs, mask_bits = bool(shape & 1), (shape >> 1) & 3, shape >> 3
-            lv, le = lbv[rows].tolist(), lbe[rows].tolist()
-            pieces: list = ['{"instance": {"P": ', P[rows].tolist(), ', "m": ', m[rows].tolist(),
-                            ', "K": ', Ks[rows].tolist(), ', "v": ', v[rows].tolist(),
-                            ', "placement": ', pl[rows].tolist(), ', "f": ', f[rows].tolist()]
+            c = G[s:e].T.tolist()
+            pieces: list = ['{"instance": {"P": ', c[0], ', "m": ', c[1], ', "K": ', c[2],
+                            ', "v": ', c[3], ', "placement": ', c[4], ', "f": ', c[5]]
             if split:
-                pieces += [', "b_input": ', bI[rows].tolist(), ', "b_weight": ',
-                           bW[rows].tolist(), ', "b": ', b[rows].tolist()]
+                pieces += [', "b_input": ', c[6], ', "b_weight": ', c[7], ', "b": ', c[8]]
             else:
-                pieces += [', "b": ', b[rows].tolist()]
-            pieces += ['}, "lower_bound": ', lv, ', "lower_bound_exact": "', le, '", ']
+                pieces += [', "b": ', c[8]]
+            pieces += ['}, "lower_bound": ', c[9], ', "lower_bound_exact": "', c[10], '", ']
             if bs == 0:
                 pieces.append(_NO_OPTIMUM)
             elif bs == 3:
-                pieces.append(mid[rows].tolist())
+                pieces.append(c[11])
             else:
-                pieces += [f'"exact": true, "exact_basis": {_BASIS_TEXT[bs]}, "optimum": ', lv,
-                           ', "optimum_exact": "', le,
+                pieces += [f'"exact": true, "exact_basis": {_BASIS_TEXT[bs]}, "optimum": ',
+                           c[9], ', "optimum_exact": "', c[10],
                            f'", "optimum_basis": {_BASIS_TEXT[bs]}']
             pieces.append(', "terms": [')
             sep = ""
@@ -186,15 +187,17 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
                 if not mask_bits >> (2 * j) & 1:
                     continue
                 if mask_bits >> (2 * j + 1) & 1:
-                    value, exact = _fractions(g.num[local, j], g.den[local, j])
+                    value, exact = _fractions(num[s:e, j], den[s:e, j])
                 else:
-                    value = exact = texts[j][local].tolist()
+                    value = exact = texts[j, s:e].tolist()
                 pieces += [f'{sep}{{"name": "{name}", "id": "{TERM_IDS[name]}", "value": ', value,
                            ', "value_exact": "', exact, '"}']
                 sep = ", "
             pieces.append("]}")
-            out[rows] = _joined(pieces, rows.size)
-    return out.tolist()
+            out += _joined(pieces, e - s)
+    rows = np.empty(N, dtype=object)
+    rows[np.concatenate(perm)] = out
+    return rows.tolist()
 
 
 def slow_line(line: bytes, lineno: int, report: Callable) -> dict:
