@@ -29,7 +29,7 @@ from ..certify.optima import table_optima_rows
 _VEC_KEYS = {"P", "m", "K", "v", "placement", "f", "b", "b_input", "b_weight"}
 
 
-def _int_column(values: list) -> tuple[np.ndarray, np.ndarray]:
+def _int_column(values) -> tuple[np.ndarray, np.ndarray]:
     """``(int64 array, ok)``: ``ok`` where the value is an int (not a bool) in ``[1, 2^62)``."""
     if set(map(type, values)) == {int}:
         try:
@@ -42,43 +42,76 @@ def _int_column(values: list) -> tuple[np.ndarray, np.ndarray]:
     return arr, ok & (arr >= 1)
 
 
+_ABSENT = object()
+_PLACEMENTS = {"looped": 0, "vshape": 1}
+
+
+def _placement_column(values) -> tuple[np.ndarray, np.ndarray]:
+    """``(vshape, ok)``: the placement named vshape; ``ok`` where it is looped or vshape."""
+    if set(map(type, values)) == {str}:
+        codes = list(map(_PLACEMENTS.get, values))
+        if None not in codes:
+            vs = np.array(codes, dtype=bool)
+            return vs, np.ones(vs.shape, bool)
+    vs = np.array([type(x) is str and x == "vshape" for x in values], bool)
+    return vs, vs | np.array([type(x) is str and x == "looped" for x in values], bool)
+
+
 def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, fields)``: the lines whose fields the array path takes, and their
     ``(P, m, K, v, vshape, f, b, bI, bW)`` (``K`` 0: unconstrained; ``vshape``: the placement
     named, also for ``v = 1``). A line is taken when it is a JSON object with only the keys of
     :data:`_VEC_KEYS`, whole numbers >= 1 that :func:`bounds.batch.supported` takes (``K`` also null
-    or ``"inf"``), a named placement, and ``b = b_input + b_weight`` when all three are given;
-    any other line (an alias key, ``c``, a rational duration, a fault) goes to the per-instance
-    path, which reads it as a single ``bound`` would."""
+    or ``"inf"``), a named placement, and ``b = b_input + b_weight`` when all three are given
+    (``b`` null reads as not given); any other line (an alias key, ``c``, a rational duration,
+    a fault) goes to the per-instance path, which reads it as a single ``bound`` would. The
+    fields are read and checked a column at a time."""
     n = len(raws)
-    plain = np.array([type(d) is dict and d.keys() <= _VEC_KEYS for d in raws], bool)
-    rows = np.flatnonzero(plain)
-    ds = raws if rows.size == n else [raws[i] for i in rows.tolist()]
-    P, okP = _int_column([d.get("P") for d in ds])
-    m, okm = _int_column([d.get("m") for d in ds])
-    v, okv = _int_column([d.get("v", 1) for d in ds])
-    f, okf = _int_column([d.get("f", 1) for d in ds])
-    Kraw = [d.get("K") for d in ds]
-    unbounded = np.array([x is None or x == "inf" for x in Kraw], bool)
-    K, okK = _int_column([1 if u else x for x, u in zip(Kraw, unbounded.tolist())])
-    K[unbounded] = 0
-    pl = np.array([d.get("placement", "looped") for d in ds], dtype=object)
-    vshape = pl == "vshape"
-    okpl = vshape | (pl == "looped")
-    has_I = np.array(["b_input" in d for d in ds], bool)
-    has_W = np.array(["b_weight" in d for d in ds], bool)
-    has_split = has_I | has_W
-    bI, okI = _int_column([d.get("b_input", 1) for d in ds])
-    bW, okW = _int_column([d.get("b_weight", 1) for d in ds])
-    bs = [d.get("b") for d in ds]
-    b_given = np.array([x is not None for x in bs], bool)
-    b, okb = _int_column([2 if x is None else x for x in bs])
-    split_ok = okI & okW & has_I & has_W & (~b_given | (okb & (b == bI + bW)))
-    b = np.where(has_split, bI + bW, b)
-    bI = np.where(has_split, bI, 0)
-    bW = np.where(has_split, bW, 0)
-    ok = (okP & okm & okv & okf & okK & okpl & np.where(has_split, split_ok, okb)
-          & supported(P, m, K, v, f, b, bI, bW))
+    if set(map(type, raws)) == {dict} and set().union(*raws) <= _VEC_KEYS:
+        rows = np.arange(n)
+        ds = raws
+    else:
+        plain = np.array([type(d) is dict and d.keys() <= _VEC_KEYS for d in raws], bool)
+        rows = np.flatnonzero(plain)
+        ds = [raws[i] for i in rows.tolist()]
+    if not ds:
+        return rows, np.zeros((0, 9), np.int64)
+
+    def column(key, *default):
+        return list(map(dict.get, ds, repeat(key), *(repeat(x) for x in default)))
+
+    Pr, mr, Kr, vr, fr, br = (column("P"), column("m"), column("K"), column("v", 1),
+                              column("f", 1), column("b"))
+    plr, Ir, Wr = (column("placement", "looped"), column("b_input", _ABSENT),
+                   column("b_weight", _ABSENT))
+    P, okP = _int_column(Pr)
+    m, okm = _int_column(mr)
+    v, okv = _int_column(vr)
+    f, okf = _int_column(fr)
+    if set(map(type, Kr)) == {int}:
+        K, okK = _int_column(Kr)
+    else:
+        unbounded = np.array([x is None or x == "inf" for x in Kr], bool)
+        K, okK = _int_column([1 if x is None or x == "inf" else x for x in Kr])
+        K[unbounded] = 0
+    vshape, okpl = _placement_column(plr)
+    b_given = np.array([x is not None for x in br], bool)
+    b, okb = _int_column([2 if x is None else x for x in br] if not b_given.all() else br)
+    if Ir.count(_ABSENT) == len(Ir) and Wr.count(_ABSENT) == len(Wr):   # all fused
+        bI = bW = np.zeros(len(ds), np.int64)
+        ok = okb
+    else:
+        has_I = np.array([x is not _ABSENT for x in Ir], bool)
+        has_W = np.array([x is not _ABSENT for x in Wr], bool)
+        has_split = has_I | has_W
+        bI, okI = _int_column([1 if x is _ABSENT else x for x in Ir])
+        bW, okW = _int_column([1 if x is _ABSENT else x for x in Wr])
+        split_ok = okI & okW & has_I & has_W & (~b_given | (okb & (b == bI + bW)))
+        b = np.where(has_split, bI + bW, b)
+        bI = np.where(has_split, bI, 0)
+        bW = np.where(has_split, bW, 0)
+        ok = np.where(has_split, split_ok, okb)
+    ok &= okP & okm & okv & okf & okK & okpl & supported(P, m, K, v, f, b, bI, bW)
     fields = np.stack([P, m, K, v, vshape.astype(np.int64), f, b, bI, bW], 1)
     return rows[ok], fields[ok]
 
