@@ -125,18 +125,23 @@ def _num(n: int, d: int, key: str) -> str:
 
 _BASIS_TEXT = {1: '"theorem"', 2: '"checked"'}
 _SMALL = 1 << 16
+_SPECIAL = ('"vshape"', '"looped"', "null")
+"""Texts of the codes -3, -2, -1 in :func:`_strs` (a placement, unconstrained ``K``)."""
+_NULL, _LOOPED, _VSHAPE = -1, -2, -3
 _SMALL_STR: list = []
 
 
 def _strs(x: np.ndarray) -> np.ndarray:
-    """``str`` of each int of ``x`` (an object array of the same shape): looked up in a table of
-    the ints below ``2^16`` (built once; a lookup costs a tenth of a conversion), converted one
-    by one otherwise."""
-    if x.size and 0 <= x.min() and x.max() < _SMALL:
-        if not _SMALL_STR:
-            _SMALL_STR.append(np.array([str(k) for k in range(_SMALL)], dtype=object))
+    """The text of each code of ``x`` (an object array of the same shape): ``str`` of an int
+    ``>= 0``, :data:`_SPECIAL` for -3, -2, -1. Looked up in a table of the ints below ``2^16``
+    followed by the specials (built once; a lookup costs a tenth of a conversion), converted
+    one by one otherwise."""
+    if not _SMALL_STR:
+        _SMALL_STR.append(np.array([str(k) for k in range(_SMALL)] + list(_SPECIAL), dtype=object))
+    if x.size and -len(_SPECIAL) <= x.min() and x.max() < _SMALL:
         return _SMALL_STR[0][x]
-    return np.array(list(map(str, x.ravel().tolist())), dtype=object).reshape(x.shape)
+    return np.array([_SPECIAL[k] if k < 0 else str(k) for k in x.ravel().tolist()],
+                    dtype=object).reshape(x.shape)
 
 
 def _fractions(num: np.ndarray, den: np.ndarray) -> tuple[list, list]:
@@ -167,19 +172,14 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
     :class:`bounds.batch.Result`; ``basis``: per row 0 none, 1 theorem, 2 checked, 3 table;
     ``table_mid``: per table row, the text of its exact flag and optimum."""
     N = cols.shape[0]
-    # per row, the text of (P, m, K, v, placement, f, b_I, b_W, b, bound, its exact string,
-    # the table's optimum part): one object array, its rows gathered once in shape order
-    A = np.empty((N, 12), dtype=object)
-    A[:, [0, 1, 2, 3, 5, 8, 6, 7]] = _strs(cols[:, [0, 1, 2, 3, 5, 6, 7, 8]])
-    A[cols[:, 2] == 0, 2] = "null"
-    A[:, 4] = np.where(cols[:, 4] > 0, '"vshape"', '"looped"')
-    A[:, 9] = _strs(res.num)
-    A[:, 10] = A[:, 9]
-    frac = np.flatnonzero(res.den != 1)
-    if frac.size:
-        A[frac, 9], A[frac, 10] = _fractions(res.num[frac], res.den[frac])
-    for k, text in table_mid.items():
-        A[k, 11] = text
+    # per row, the codes (:func:`_strs`) of (P, m, K, v, placement, f, b_I, b_W, b, bound, its
+    # exact string); fractions of the bound and the table's optimum part are patched in
+    codes = np.empty((N, 11), dtype=np.int64)
+    codes[:, [0, 1, 2, 3, 5, 8, 6, 7]] = cols[:, [0, 1, 2, 3, 5, 6, 7, 8]]
+    codes[cols[:, 2] == 0, 2] = _NULL
+    codes[:, 4] = np.where(cols[:, 4] > 0, _VSHAPE, _LOOPED)
+    codes[:, 9] = codes[:, 10] = np.where(res.den == 1, res.num, 0)
+    frac = res.den != 1
     other = (cols[:, 7] > 0).astype(np.int64) + 2 * basis.astype(np.int64)   # 3 bits
     perm, out = [], []
     for g in res.groups:
@@ -191,8 +191,15 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
         inv = inv.reshape(-1)
         order = np.argsort(inv, kind="stable")
         ends = np.searchsorted(inv[order], np.arange(shapes.size + 1)).tolist()
-        perm.append(g.idx[order])
-        G = A[g.idx[order]]                                     # this group, in shape order
+        idx = g.idx[order]
+        perm.append(idx)
+        G = np.empty((idx.size, 12), dtype=object)           # this group, in shape order
+        G[:, :11] = _strs(codes[idx])
+        for k in np.flatnonzero(frac[idx]).tolist():
+            n, d = int(res.num[idx[k]]), int(res.den[idx[k]])
+            G[k, 9], G[k, 10] = json.dumps(n / d), f"{n}/{d}"
+        for k in np.flatnonzero(basis[idx] == 3).tolist():
+            G[k, 11] = table_mid[int(idx[k])]
         num, den = g.num[order], g.den[order]
         texts = _strs(np.where(g.mask[order], num, 0)).T        # (term, row)
         for u, shape in enumerate(shapes.tolist()):
@@ -228,9 +235,9 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
                 sep = ", "
             pieces.append("]}")
             out += _joined(pieces, e - s)
-    rows = np.empty(N, dtype=object)
-    rows[np.concatenate(perm)] = out
-    return rows.tolist()
+    back = np.empty(N, dtype=np.int64)
+    back[np.concatenate(perm)] = np.arange(N)
+    return list(map(out.__getitem__, back.tolist()))
 
 
 def slow_line(line: bytes, lineno: int, report: Callable) -> dict:
