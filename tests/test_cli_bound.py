@@ -217,3 +217,41 @@ def test_batch_array_path_answers_every_line_as_the_per_instance_path(raws):
     want = [json.loads(json.dumps(jsonable(slow_line(ln, k, bound_report))))
             for k, ln in enumerate(lines, 1)]
     assert got == want
+
+
+def test_batch_array_path_writes_the_bytes_of_json_dumps(tmp_path, capsys):
+    """The array path writes its text directly (no JSON encoder): the bytes equal
+    ``json.dumps`` of the per-instance objects, on a batch of the benchmark's sizes (P up to
+    16, m up to 64; fractions of K in the memory terms, table rows, checked ranges, split and
+    fused, both placements), blank lines and per-instance lines in between."""
+    import random
+
+    from pipebounds.cli.bound import bound_report
+    from schedules import Instance
+
+    rng = random.Random(11)
+    lines, want = [], []
+    for k in range(300):
+        v = rng.choice([1, 2, 3])
+        d = {"P": rng.randint(1, 16), "m": rng.randint(1, 64), "v": v,
+             "K": rng.choice([1, 2, 3, 5, None, "inf"]),
+             "placement": rng.choice(["looped", "vshape"]), "f": rng.randint(1, 4)}
+        if rng.random() < 0.35:
+            d.update(b_input=rng.randint(1, 4), b_weight=rng.randint(1, 4))
+        else:
+            d["b"] = rng.randint(1, 5)
+        if k % 40 == 3:
+            d = {"P": rng.randint(3, 5), "m": rng.randint(5, 8), "K": 1, "f": 1, "b": 2}
+        if k % 60 == 5:
+            d["c"] = 1                 # per-instance path
+        lines.append(json.dumps(d) + ("\n" if k % 70 == 9 else ""))
+        inst = Instance.from_dict(d)
+        want.append({"instance": inst.to_dict(), **bound_report(inst)})
+    path = tmp_path / "b.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, _ = run(capsys, "bound", "--batch", str(path), "--json")
+    assert code == 0
+    assert out == json.dumps(want) + "\n"
+    got = json.loads(out)
+    assert {g["exact_basis"] for g in got} >= {"theorem", "checked", None}
+    assert any("/" in t["value_exact"] for g in got for t in g["terms"])   # fractions written
