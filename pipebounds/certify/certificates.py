@@ -78,9 +78,9 @@ def _candidates(inst: Instance, deadline: float) -> Iterable[tuple[Schedule, str
     from schedules.generators import GENERATORS, generate
     from schedules.remat import fit_memory
 
-    for sched, where in stored_schedules():
-        if _same_pipeline(sched.instance, inst):
-            yield sched, f"recorded {where}"
+    for stored, where in stored_schedules():
+        if _same_pipeline(stored.instance, inst):
+            yield stored, f"recorded {where}"
     if inst.v == 1 and inst.K == 1 and not inst.split and not inst.c:
         # the bounded search runs about NODES_PER_SECOND nodes a second: a budget from the
         # time left, at most its default 2000 P m; the list family only with time to spare

@@ -318,7 +318,7 @@ def batch_bound_rows(data: bytes, report: Callable) -> list[str]:
     # the basis of a known optimum: a theorem's exact case, a checked range, the table
     basis = np.zeros(cols.shape[0], np.int8)           # 0 none, 1 theorem, 2 checked, 3 table
     basis[checked_rows(r)] = 2
-    basis[np.not_equal(res.theorem, None)] = 1
+    basis[np.array([t is not None for t in res.theorem.tolist()], bool)] = 1
     table_mid = {}
     candidates = np.flatnonzero(basis == 0)
     if candidates.size:
