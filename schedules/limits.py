@@ -26,10 +26,11 @@ MAX_PAIRS = 1 << 22
 """``P·v·m``: stage-microbatch pairs of an instance (4,194,304); a schedule has at most five ops
 per pair (``F``, ``R``, ``B`` or ``I`` + ``W``, a backward ``R``), about 21 million ops."""
 
-MAX_ORDER_ITEMS = 1 << 20
+MAX_ORDER_ITEMS = 1 << 19
 """Ops of one schedule that is read (action strings an orders document lists in all) or written
-(``generate``): 1,048,576, about 0.5 GiB and a few seconds to simulate, so every command on a
-schedule stays within 1 GiB and seconds (a 1F1B schedule of ``P = 64, m = 8192``)."""
+(``generate``): 524,288, about 0.25 GiB and seconds to read, simulate, draw or write, so every
+command on a schedule stays within 1 GiB and seconds (a 1F1B schedule of ``P = 64, m = 4096``,
+the benchmarks' largest)."""
 
 MAX_DOCUMENTS = 256
 """Orders documents in one input (a JSON list of documents)."""

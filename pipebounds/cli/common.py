@@ -334,6 +334,8 @@ def jsonable(x: Any) -> Any:
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
+        if all(type(v) is str or type(v) is int for v in x):  # action lists: nothing to convert
+            return list(x)
         return [jsonable(v) for v in x]
     return x
 
