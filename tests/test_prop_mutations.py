@@ -205,8 +205,8 @@ def test_MW8c_chain_too_long_is_caught(monkeypatch):
     assert rows and _run_table_check(monkeypatch, rows).ok
     orig = bmw.single_slot_chain
 
-    def longer(inst):
-        return {k: (h + EPS, t, d) for k, (h, t, d) in orig(inst).items()}
+    def longer(inst, *args, **kwargs):
+        return {k: (h + EPS, t, d) for k, (h, t, d) in orig(inst, *args, **kwargs).items()}
     monkeypatch.setattr(bmw, "single_slot_chain", longer)
     assert not _run_table_check(monkeypatch, rows).ok
 

@@ -31,6 +31,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Optional
 
+from schedules.errors import InputError
 from schedules.instance import Instance
 from schedules.simulate import simulate
 from pipebounds.search.channel import SILENT, Channel
@@ -45,7 +46,7 @@ FREE_OPS = 50
 """Free ops in a first neighbourhood (windows grow when every window has failed)."""
 
 
-class SynthesisError(ValueError):
+class SynthesisError(InputError):
     """Bad arguments to :func:`synthesize` (the message names the problem)."""
 
 
