@@ -39,6 +39,11 @@ MAX_JSON_VALUES = 1 << 22
 """Values of one JSON input, bounded before it is parsed by the commas of its text (strings
 included): 4,194,304, room for a schedule at ``MAX_ORDER_ITEMS`` and its send/receive order."""
 
+MAX_REPORT_PAIRS = 32
+"""``P·m`` of ``pipebounds report``'s default settings (it fits every family to every ``K`` of
+four settings, a cost that grows steeply: 7 s at ``P = 4, m = 8``, 24 s at ``8, 8`` and 98 s at
+``8, 16`` on the shared two-core machine); larger studies are sweeps (docs/sweep.md)."""
+
 MAX_GRID_ITEMS = 100_000
 """Items of one sweep grid (the product of its lists' lengths, computed before expanding)."""
 

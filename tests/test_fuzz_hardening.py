@@ -329,3 +329,9 @@ def test_frontier_total_time_leaves_a_proven_range():
     r = json.loads(out)
     if not r["K_star_exact"]:
         assert r["K_star_low"] <= r["K_star_high"]
+
+
+def test_report_beyond_its_size_limit_is_refused_before_the_work(tmp_path):
+    _answer(["report", "-P", "32", "-m", "64", "--no-figures", "-o", str(tmp_path / "r")], 2,
+            "MAX_REPORT_PAIRS")
+    assert not (tmp_path / "r").exists()

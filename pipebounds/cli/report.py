@@ -26,6 +26,11 @@ def run(args) -> int:
     from pipebounds.services.report import build_report, default_settings, format_text, to_json, write_report
     from .output import check_output_path
 
+    from schedules.limits import MAX_REPORT_PAIRS, limit_message
+
+    if args.P * args.m > MAX_REPORT_PAIRS:  # the report has no time limit: a size limit instead
+        raise CLIError(limit_message("MAX_REPORT_PAIRS", args.P * args.m,
+                                     f"P·m = {args.P}·{args.m}") + "; use pipebounds sweep")
     check_output_path(args.out, want_dir=True)  # before the work, not after
     try:
         settings = default_settings(args.P, args.m)
