@@ -207,11 +207,12 @@ def lower_bound(inst: Instance, backward_remat: bool = False) -> LowerBound:
         return _extension_bound(inst, [], backward)
     check_limits(inst)
     view = cast(Instance, scaled(inst))
+    raw: list[tuple[str, Value, bool]]
     if backward:
-        raw = basic_terms(view) + backward_terms(view)
+        raw = [*basic_terms(view), *backward_terms(view)]
     else:
-        raw = basic_terms(view) + (single_wave_terms(view) if inst.v == 1 else
-                                   multi_wave_terms(view))
+        raw = [*basic_terms(view), *(single_wave_terms(view) if inst.v == 1 else
+                                     multi_wave_terms(view))]
     u = inst.unit
     terms = tuple((n, Fraction(x, u) if isinstance(x, int) else x / u) for n, x, _ in raw)
     if inst.c or inst.memory is not None:

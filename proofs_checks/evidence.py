@@ -95,7 +95,7 @@ def table_section() -> list[str]:
 
     from .table import table_rows_all
 
-    fam = defaultdict(lambda: {"rows": 0, "closed": 0, "tight": 0, "flagged": 0,
+    fam: defaultdict[str, dict] = defaultdict(lambda: {"rows": 0, "closed": 0, "tight": 0, "flagged": 0,
                                "ratios": [], "worst": (Fraction(1), None)})
     t3_gaps = []
     for inst, opt, status in table_rows_all():
@@ -119,7 +119,7 @@ def table_section() -> list[str]:
            "(the check `table_rows` fails if any of those has LB ≠ OPT).", "",
            "| family | rows | proven optimal | LB = OPT | flagged exact | mean OPT/LB | "
            "worst OPT/LB (instance) |", "| --- | --- | --- | --- | --- | --- | --- |"]
-    tot = defaultdict(int)
+    tot: defaultdict[str, int] = defaultdict(int)
     for name in sorted(fam):
         d = fam[name]
         mean = sum(d["ratios"]) / len(d["ratios"]) if d["ratios"] else None
@@ -154,7 +154,7 @@ def k1_section() -> list[str]:
     if not K1_SWEEP.exists():
         return out + ["no data/k1_question.jsonl", ""]
     rows = list(_last_rows(K1_SWEEP).values())
-    by = defaultdict(lambda: [0, 0])
+    by: defaultdict = defaultdict(lambda: [0, 0])
     for r in rows:
         by[(r["P"], r["m"])][0] += 1
         by[(r["P"], r["m"])][1] += r["certified"]

@@ -32,7 +32,7 @@ def random_instances(count: int, seed: int = 12, Ks=(1, 2, None)) -> list[Instan
     """``count`` non-uniform instances of the declared range (deterministic for a seed); ``K``
     drawn from ``Ks``."""
     rng = random.Random(seed)
-    out = []
+    out: list = []
     while len(out) < count:
         P = rng.choice((1, 2, 2, 3, 3))
         v = rng.choice((1, 2)) if P <= 2 else 1

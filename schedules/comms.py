@@ -75,7 +75,7 @@ def _run(inst, seqs, blocking: bool):
     def rank(s):
         return inst.gpu(s)
 
-    done = [set() for _ in range(inst.P)]
+    done: list[set] = [set() for _ in range(inst.P)]
 
     def waits_for(action):
         """``None`` if ``action`` is ready, else the actions (with their GPU) it waits for."""
@@ -268,7 +268,8 @@ def rank_parity(schedule, comms) -> tuple[tuple[str, ...], ...]:
     blocking point-to-point); the second simple correction."""
     out = []
     for p, seq in enumerate(comms):
-        acts, run = [], []
+        acts: list = []
+        run: list = []
 
         def flush():
             sends = [a for a in run if split_action(a)[1].startswith("SEND")]

@@ -174,7 +174,7 @@ def read_limit(value, name: str, error: type = ValueError, limit_error: type = L
 
 
 def read_seconds(value, name: str, allow_zero: bool = False, allow_inf: bool = False,
-                 error: type = ValueError, limit_error: type = LimitError):
+                 error: type[Exception] = ValueError, limit_error: type[Exception] = LimitError):
     """A time in seconds (a flag such as ``--time-limit``): an exact decimal read by
     :func:`read_fraction` (ASCII digits, no ``nan``, no ``1_0``), returned as a float.
 

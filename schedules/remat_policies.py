@@ -178,7 +178,7 @@ def remat_policy(schedule: Schedule, policy: str, K: Optional[int] = None, budge
     inst = base.instance
     every = [(s, j) for s in range(inst.S) for j in range(inst.m)]
     if policy == "none":
-        candidates = [({}, [])]
+        candidates: list[tuple[dict, list]] = [({}, [])]
     elif policy == "all":
         candidates = [({}, every)]
     elif policy == "megatron":

@@ -193,6 +193,7 @@ def orders_per_gpu(orders: OrdersLike, P: int) -> list[Sequence]:
         for key, seq in orders.items():
             if isinstance(key, bool) or not isinstance(key, (int, str)):
                 raise ScheduleError(f"orders key {key!r} is not a GPU number"[:200])
+            p: Optional[int]
             if isinstance(key, int):
                 p = key
             else:  # ASCII digits only: "1_0" and non-ASCII digits are not GPU numbers

@@ -111,7 +111,7 @@ def percent(gap) -> str:
 
 def simulation_text(r: dict) -> list[str]:
     """The lines under a document's heading in ``simulate``'s text output."""
-    lines = []
+    lines: list[str] = []
     if r["makespan"] is None:
         return lines
     K = r["lower_bound_K"]

@@ -117,7 +117,7 @@ class Base:
             if lit is not None:
                 ct.only_enforce_if(lit)
 
-        region = {}  # gpu -> (last op before the free part, first op after it)
+        region: dict = {}  # gpu -> (last op before the free part, first op after it)
         for p, seq in enumerate(self.current.orders):
             free = [op for op in seq if is_free(op)]
             before = [op for op in seq if not is_free(op) and self.times[op][0] < window.t0]

@@ -82,6 +82,7 @@ def execute_documents(docs: Sequence[dict], world_size: int, spec: Optional[Mode
     with the profiled per-stage durations, :func:`.profile.instance_with_profile`) and
     ``measured_seconds`` (the slowest rank's step)."""
     import torch.multiprocessing as mp
+    from torch.multiprocessing.spawn import ProcessException
 
     spec = spec or ModelSpec()
     docs = [dict(d["schedule"]) if "orders" not in d and isinstance(d.get("schedule"), dict)
@@ -95,7 +96,7 @@ def execute_documents(docs: Sequence[dict], world_size: int, spec: Optional[Mode
         try:
             mp.spawn(_worker, args=(world_size, _free_port(), docs, spec, outdir, timeout),
                      nprocs=world_size, join=True)
-        except mp.spawn.ProcessException as exc:  # a rank failed: its peers stopped too
+        except ProcessException as exc:  # a rank failed: its peers stopped too
             failure = str(exc).strip().splitlines()[-1][:300]
         per_rank = []
         for r in range(world_size):

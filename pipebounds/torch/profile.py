@@ -79,7 +79,7 @@ def profile_stages(stages: Sequence[torch.nn.Module], sample, target, loss_fn: C
         raise ValueError(f"repeat must be a whole number >= 1, got {repeat!r}")
     _split_backward()  # import before timing
     S = len(stages)
-    out = {k: [] for k in ("f", "b_input", "b_weight", "activation", "kept_after_input",
+    out: dict[str, list] = {k: [] for k in ("f", "b_input", "b_weight", "activation", "kept_after_input",
                            "param_bytes")}
     x = sample
     for s, stage in enumerate(stages):

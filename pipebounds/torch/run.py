@@ -231,7 +231,9 @@ def _backward(module, out, gy, x, weights: bool):
 
 def _recompute_positions(order) -> tuple[set, set]:
     """Pairs of one GPU's order with an ``R`` before their input gradient, and after it."""
-    before, after, grad_done = set(), set(), set()
+    before: set = set()
+    after: set = set()
+    grad_done: set = set()
     for op in order:
         pair = (op.stage, op.microbatch)
         if op.kind in ("B", "I"):

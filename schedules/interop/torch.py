@@ -217,7 +217,8 @@ def _with_overlaps(pipeline_order, P: int, orders):
         return orders, None
     new_orders, overlaps = list(orders), []
     for p in range(P):
-        seq, starts = [], []
+        seq: list = []
+        starts: list = []
         for action in per_rank.get(p, []):
             ops = action_ops(action, p)
             if _is_overlap(action) and len(ops) == 2 and ops[0].kind == "F" \
