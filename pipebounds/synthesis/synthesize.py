@@ -31,6 +31,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Optional
 
+from schedules.compiled import has_backward_recompute
 from schedules.errors import InputError
 from schedules.instance import Instance
 from schedules.simulate import simulate
@@ -68,15 +69,8 @@ def _limited(inst: Instance, K, budget_bytes) -> Instance:
     return inst
 
 
-def _has_backward_recompute(sched) -> bool:
-    for seq in sched.orders:
-        seen = set()
-        for op in seq:
-            if op.kind in "BI":
-                seen.add((op.stage, op.microbatch))
-            elif op.kind == "R" and (op.stage, op.microbatch) in seen:
-                return True
-    return False
+_has_backward_recompute = has_backward_recompute
+"""An ``R`` listed after its pair's ``I`` (the one reader: :mod:`schedules.compiled`)."""
 
 
 def _work_bound(inst: Instance) -> Fraction:
@@ -85,14 +79,17 @@ def _work_bound(inst: Instance) -> Fraction:
     return max(inst.m * sum(f[s] + b[s] for s in inst.stages_of(p)) for p in range(inst.P))
 
 
-def _lower_bound(inst: Instance, objective: str) -> tuple[Fraction, tuple[str, ...], tuple]:
-    """``(bound, binding theorem ids, binding term names)`` for the objective."""
+def _lower_bound(inst: Instance, objective: str, backward: bool = False
+                 ) -> tuple[Fraction, tuple[str, ...], tuple]:
+    """``(bound, binding theorem ids, binding term names)`` for the objective; ``backward``:
+    the schedules may recompute between ``I`` and ``W``, so the full model's bound
+    (``bounds.lower_bound(inst, backward_remat=True)``, docs/theory.md A.11)."""
     if objective == "span":
         return _work_bound(inst), ("T0",), ("work",)
     from bounds import lower_bound
 
     try:
-        lb = lower_bound(inst)
+        lb = lower_bound(inst, backward_remat=backward)
     except (ValueError, ArithmeticError, NotImplementedError):
         return _work_bound(inst), ("T0",), ("work",)
     ids = lb.term_ids()
@@ -150,7 +147,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     deadline = t0 + time_limit
     K_eff = work.K
     in_bytes = work.memory is not None and work.memory.budget is not None
-    lb, binding, names = _lower_bound(work, objective)
+    lb, binding, names = _lower_bound(work, objective, backward)
     channel.bound("theory", int(lb * work.unit) if objective == "makespan" else 0)
     methods: list[str] = []
     history: list[tuple[float, Fraction]] = []
