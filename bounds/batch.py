@@ -212,11 +212,18 @@ def _coupled(r: Rows, rows: np.ndarray, t3: np.ndarray) -> np.ndarray:
         cur = minus(q) > t
         gate |= (P > q) & prev & cur
         prev = cur
-    for k in np.flatnonzero(gate).tolist():
+    gated = np.flatnonzero(gate)
+    if not gated.size:
+        return out
+    # T3d is a function of (P, m, f, b) here (T3 is too): one evaluation per distinct tuple
+    first, inv = _distinct(np.stack([P[gated], m[gated], f[gated], b[gated]], 1))
+    vals = np.empty(first.size, np.int64)
+    for u, k in enumerate(gated[first].tolist()):
         # integer durations (as lower_bound's scaled view): exact int arithmetic throughout
         inst = ScaledInstance(int(P[k]), int(m[k]), 1, 1, "looped", tuple(range(int(P[k]))),
                               int(f[k]), int(b[k]), None, None, 0)
-        out[idx[k]] = int(coupled_slot_value(cast(Instance, inst), Fraction(int(t[k]))))
+        vals[u] = int(coupled_slot_value(cast(Instance, inst), Fraction(int(t[k]))))
+    out[idx[gated]] = vals[inv]
     return out
 
 
@@ -343,7 +350,10 @@ def _gpu_subset(types, m, durations):
     a = lo_h + lo_t
     a = np.where(ok, a, -_BIG).reshape(U, -1)
     w = np.where(ok, w, 0).reshape(U, -1)
-    return (a[inv] + m[:, None] * w[inv]).max(-1)
+    # one evaluation per distinct (duration tuple, m) of the group
+    pair, back = _distinct(np.stack([inv, m], 1))
+    u, mu = inv[pair], m[pair]
+    return (a[u] + mu[:, None] * w[u]).max(-1)[back]
 
 
 def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bool) -> list[Term]:

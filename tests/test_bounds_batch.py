@@ -87,3 +87,25 @@ def test_a_missing_term_in_the_batch_is_caught(monkeypatch):
                         lambda r: [t for t in real(r) if t.name != "single_slot_coupled"])
     res = batch.lower_bounds(_rows(T3D_RAISES[:1]))
     assert Fraction(int(res.num[0]), int(res.den[0])) == 416 != lower_bound(T3D_RAISES[0]).value
+
+
+def test_batch_with_repeated_rows_equals_lower_bound():
+    """Rows repeated and interleaved (the batch evaluates MW1 once per distinct (durations, m)
+    and T3d once per distinct (P, m, f, b)): every copy gets its own instance's bound, terms and
+    theorem, over T3d-raising rows, multi-wave rows of both placements and P up to 10."""
+    rng = random.Random(11)
+    base = list(T3D_RAISES)
+    for _ in range(60):
+        d = (dict(b_I=rng.randint(1, 3), b_W=rng.randint(1, 3)) if rng.random() < 0.4
+             else dict(b=rng.randint(1, 9)))
+        base.append(Instance(P=rng.randint(2, 10), m=rng.randint(1, 20), K=rng.choice([1, 2, None]),
+                             v=rng.choice([1, 2]), placement=rng.choice(["looped", "vshape"]),
+                             f=rng.randint(1, 9), **d))
+    insts = [rng.choice(base) for _ in range(400)] + base
+    res = lower_bounds(_rows(insts))
+    cache: dict = {}
+    for k, inst in enumerate(insts):
+        lb = cache.setdefault(inst, lower_bound(inst))
+        assert Fraction(int(res.num[k]), int(res.den[k])) == lb.value, inst
+        assert [(n, Fraction(a, d)) for n, a, d in res.terms[k]] == list(lb.terms), inst
+        assert res.theorem[k] == lb.theorem, inst
