@@ -64,6 +64,8 @@ def ending_on_signals(defer: bool = False) -> Iterator[None]:
     finally:
         for s, h in saved.items():
             signal.signal(s, h)
+        _SIGNALLED.clear()  # a stop request never outlives its command
+        _HANDLED.clear()
 
 
 _STOPPERS: list[Callable[[], None]] = []
@@ -149,6 +151,21 @@ def watch_signals() -> None:
                     stop_all()
 
     threading.Thread(target=loop, name="pipebounds-signals", daemon=True).start()
+
+
+def detach_child() -> None:
+    """In a worker process forked from a command: its parent decides when it ends. SIGINT is
+    ignored, SIGTERM ends it at once (the default), and neither reaches the parent's watcher
+    (the inherited wakeup file descriptor is dropped; a forked child has no watcher thread)."""
+    with contextlib.suppress(ValueError, OSError):
+        signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _SIGNALLED.clear()
+    _HANDLED.clear()
+    _WATCHING.clear()
+    with _LOCK:
+        _STOPPERS.clear()
 
 
 @contextlib.contextmanager

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from schedules.stopping import signalled
+
 from .common import (CLIError, add_instance_flags, add_progress_flags, exact_or_none, exact_string,
                      instance_from_args, memory_limit, number_or_none, print_json, progress_arg,
                      quantity, seconds_flag, check_solvable)
@@ -52,7 +54,7 @@ def register(sub) -> None:
                         "deepspeed: every n-th stage; all; none), docs/remat.md")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_progress_flags(p, "a progress bar (families done, weighted by their op counts)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, defer_signals=True)  # a signal: the ranking so far is printed
 
 
 def synthesized_entry(inst, budget, seconds: float, start=()):
@@ -95,6 +97,7 @@ def best_report(res) -> dict:
         "optimum_status": res.optimum_status,
         "gap": None if res.gap is None else float(res.gap), "gap_exact": exact_or_none(res.gap),
         "gap_to": res.gap_to, "skipped": res.skipped, "seconds": round(res.seconds, 3),
+        "interrupted": signalled() is not None,
     }
 
 

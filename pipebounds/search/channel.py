@@ -19,10 +19,13 @@ from typing import Callable, Optional
 
 
 class Channel:
-    """The silent channel: never stops, knows nothing from elsewhere."""
+    """The silent channel: knows nothing from elsewhere; stops only when a signal asked the
+    command to stop (:func:`schedules.stopping.stop_requested`)."""
 
     def stop(self) -> bool:
-        return False
+        from schedules.stopping import stop_requested
+
+        return stop_requested()
 
     def upper(self) -> Optional[int]:
         return None

@@ -28,7 +28,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-import signal
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -129,7 +128,9 @@ def _worker(name: str, inst: Instance, options: SolveOptions, q, upper, lower, s
     parent, which decides and ends this process with SIGTERM, and the kernel's per-session CPU
     groups (autogroup) give each engine its own share, as a dedicated core would. Should the
     parent vanish, :meth:`_Shared.stop` notices."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from schedules.stopping import detach_child
+
+    detach_child()  # SIGINT ignored, SIGTERM the default, nothing sent to the parent's watcher
     try:
         os.setsid()
     except OSError:  # already a session leader

@@ -80,9 +80,9 @@ def pool(items: Iterable[Item], fn: Callable = run_item, workers: int = 2
 def _worker_ignores_sigint() -> None:
     """Pool workers leave SIGINT (Ctrl-C reaches the whole process group) to their parent,
     which stops them (:func:`_terminate`)."""
-    import signal
+    from schedules.stopping import detach_child
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    detach_child()
 
 
 def _terminate(ex: cf.ProcessPoolExecutor) -> None:
