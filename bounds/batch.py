@@ -318,22 +318,20 @@ def _column(x, rows: int) -> np.ndarray:
     return x if type(x) is np.ndarray and x.shape == (rows,) else np.full(rows, x, np.int64)
 
 
-def _gpu_subset(types, m, durations):
+def _gpu_subset(types, inv, m):
     """MW1: max over GPUs and op-type sets ``{head >= h, tail >= q}`` (thresholds at the op
-    types' own heads and tails) of ``min head + m * work + min tail``. The sets depend on the
-    durations only: they are formed once per distinct duration tuple of the group (as lines
-    ``a + m w``), then evaluated for every row's ``m``."""
+    types' own heads and tails) of ``min head + m * work + min tail``. ``types``: the op types
+    of the group's distinct duration tuples (:func:`_op_types` on one row per tuple), ``inv``
+    each row's tuple. The sets depend on the durations only: they are formed once per tuple
+    (as lines ``a + m w``), then evaluated once per distinct (tuple, ``m``)."""
     n = max(len(t) for t in types)
-    rows = m.shape[0]
+    rows = int(inv.max()) + 1
     zero = np.zeros(rows, np.int64)
     valid = np.array([[i < len(ts) for i in range(n)] for ts in types], bool)
     H, T, D = (np.array([[_column(ts[i][c], rows) if i < len(ts) else zero
                           for i in range(n)] for ts in types], np.int64).transpose(2, 0, 1)
                for c in (2, 3, 4))
-    # the distinct duration tuples of the group (heads, tails, durations depend on them only)
-    first, inv = _distinct(durations)
-    U = first.size
-    H, T, D = H[first], T[first], D[first]
+    U = rows
     # type t is in the set of thresholds (head of i, tail of j) iff up[i, t] and late[j, t]
     up = (H[:, :, None, :] >= H[:, :, :, None]) & valid[None, :, None, :]      # (U, P, i, t)
     late = (T[:, :, None, :] >= T[:, :, :, None]) & valid[None, :, None, :]    # (U, P, j, t)
@@ -370,7 +368,10 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
     terms: list[Term] = [Term("work", one > 0, v * m * B, one, no),
                          Term("critical_path", one > 0,
                               S * f + (S * bI + bW if split else S * b), one, no)]
-    types = _op_types(r, S, gpu, k1, split)
+    # heads, tails and durations of the op types depend on the durations only: built once
+    # per distinct duration tuple of the group, ``inv`` each row's
+    first, inv = _distinct(np.stack([f, b, bI, bW], 1))
+    types = _op_types(r.take(first), S, gpu, k1, split)
     mw2 = (v * m + P - 1) * B                      # MW2, also the base of MW8a
     if fused:
         terms.append(Term("mw_fill_drain", one > 0, mw2, one, no))
@@ -378,7 +379,7 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
         if vshape:
             terms.append(Term("mw_vshape_pair", one > 0,
                               S * B + 2 * (m - 1) * np.maximum(f, b), one, no))
-    mw1 = _gpu_subset(types, m, np.stack([f, b, bI, bW], 1))
+    mw1 = _gpu_subset(types, inv, m)
     terms.append(Term("mw_gpu_subset", one > 0, mw1, one, (m == 1) & (K == 1)))
     # MW7, finite K: every GPU at once, arrays (rows, P); round trips by stage group
     lo = np.array([st[0] for st in stages], np.int64)
@@ -435,9 +436,11 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
         G = (S - top - 1)[None] * (f + bc)[:, None]
         span = (v * m * B)[:, None] + _min_waste(n, G, f[:, None], m[:, None])
         byk = [{(t[0], t[1]): t for t in ts} for ts in types]
-        head = np.stack([byk[p][("F", st[0])][2] for p, st in enumerate(stages)], -1)
-        tail = np.stack([byk[p][(last, st[0])][3] for p, st in enumerate(stages)], -1)
-        val = head + span + tail - (bW[:, None] if split else 0)
+        U = first.size
+        head = np.stack([_column(byk[p][("F", st[0])][2], U) for p, st in enumerate(stages)], -1)
+        tail = np.stack([_column(byk[p][(last, st[0])][3], U) for p, st in enumerate(stages)],
+                        -1)
+        val = head[inv] + span + tail[inv] - (bW[:, None] if split else 0)
         terms.append(Term("mw_single_slot", slot, val.max(-1), one, no))
     if fused and not vshape:
         case = ~finite | (K >= v * m)
