@@ -80,6 +80,11 @@ from .remat import RematError
 OBJECTIVES = ("makespan", "span")
 POSITIONS = ("anywhere", "adjacent")
 DEFAULT_TIME_LIMIT = 60.0
+MODEL_GRACE = 1.0
+"""Seconds past ``time_limit`` that building the model may take before the answer is
+``unknown`` (the limit is a wall-clock promise, model building included)."""
+MIN_SOLVE_SECONDS = 0.1
+"""The least time CP-SAT gets once the model is built (to turn the hint into a solution)."""
 MAX_MODEL_INTEGER = 1 << 53
 """The largest integer a model's constant or horizon may reach (CP-SAT's are 64-bit; this keeps
 sums of them, and their float images, exact)."""
@@ -599,8 +604,9 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
 
     model = cp_model.CpModel()
 
-    def out_of_time() -> bool:
-        return stop_requested() or (time_limit is not None and time.monotonic() - t0 > time_limit)
+    def out_of_time() -> bool:  # past the limit by more than the grace: no answer in time
+        return stop_requested() or (time_limit is not None
+                                    and time.monotonic() - t0 > time_limit + MODEL_GRACE)
 
     def stopped() -> RematResult:  # no answer yet: the honest status, the trivial bound
         return RematResult("unknown", objective, None, None, Fraction(0), dropped=dropped,
@@ -738,8 +744,10 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     # CP-SAT's own SIGINT handler hides the signal from a command that watches signals
     solver.parameters.catch_sigint_signal = bool(catch_sigint) and not watching()
     solver.parameters.num_workers = max(1, int(workers))
-    limit = solve_seconds(None if time_limit is None else max(0.0, time_limit - (
-        time.monotonic() - t0)))  # model building came out of the limit
+    # model building came out of the limit; the solve keeps a moment to turn the hint into a
+    # solution (so a short limit still answers with the hinted schedule)
+    limit = solve_seconds(None if time_limit is None else max(MIN_SOLVE_SECONDS, time_limit - (
+        time.monotonic() - t0)))
     if limit is not None:
         solver.parameters.max_time_in_seconds = float(limit)
     with keep_sigint(), stoppable(solver.stop_search):
