@@ -225,11 +225,14 @@ def test_best_ranks_the_synthesized_schedule_and_every_entry_has_its_schedule():
     names = [e["family"] for e in r["ranking"]]
     assert "synthesized" in names and "1f1b" in names
     for e in r["ranking"]:
+        if e.get("makespan") is None:  # nothing fitted within its limit (a loaded machine)
+            assert e.get("schedule") is None, e["family"]
+            continue
         sim = simulate(schedule_from_document(e["schedule"]))
         assert sim.valid and sim.makespan == Fraction(e["makespan_exact"]), e["family"]
         assert max(sim.peak_memory) <= 2
-    ms = [Fraction(e["makespan_exact"]) for e in r["ranking"]]
-    assert ms == sorted(ms)
+    ms = [Fraction(e["makespan_exact"]) for e in r["ranking"] if e.get("makespan") is not None]
+    assert ms == sorted(ms) and len(ms) >= 2
     syn = next(e for e in r["ranking"] if e["family"] == "synthesized")
     fams = [Fraction(e["makespan_exact"]) for e in r["ranking"] if e["family"] != "synthesized"]
     assert Fraction(syn["makespan_exact"]) <= min(fams)
