@@ -9,7 +9,7 @@ natural schedule), then, when ``K`` is set, fits the schedule to ``K`` with
 
 >>> from schedules import Instance, simulate
 >>> sorted(GENERATORS)[:3]
-['1f1b', 'dualpipev', 'gpipe']
+['1f1b', 'dualpipev', 'dualpipev-fb']
 >>> r = simulate(generate("1f1b", Instance(P=4, m=8, K=2)))
 >>> r.valid, max(r.peak_memory)
 (True, 2)
