@@ -36,6 +36,11 @@ def grad_error(result, S):
     return err
 
 
+def _transport_fault(r) -> bool:
+    """A rank that recorded nothing, or gloo's own report of a lost peer."""
+    return r is None or ("error" in r and "Connection closed" in r["error"])
+
+
 def test_planted_fault_is_wrong_as_written_and_right_once_renumbered():
     for sched in (SPLIT, FUSED):
         assert simulate(sched).valid and torch_microbatch_numbers(sched) == (0, 2, 1, 3)
@@ -43,6 +48,10 @@ def test_planted_fault_is_wrong_as_written_and_right_once_renumbered():
     fixed = [to_torch_csv(SPLIT), to_torch_csv(FUSED)]
     assert "1F1" in raw_split.splitlines()[1].split(",")[6] and fixed[0] != raw_split
     results = run_csvs([fixed[0], fixed[1], raw_split], 2)
+    if any(_transport_fault(r) for res in results[:2] for r in res):
+        # gloo lost a rank (a peer's "Connection closed", seen once on a loaded machine): that is
+        # no answer about the export, so the three runs go once more and are judged as before
+        results = run_csvs([fixed[0], fixed[1], raw_split], 2)
     for res in results[:2]:
         assert all(r is not None and "error" not in r for r in res), res
         assert grad_error(res, 2) <= 1e-9
