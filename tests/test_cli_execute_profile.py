@@ -28,6 +28,11 @@ def test_execute_refuses_bad_input_in_one_line(tmp_path, capsys):
     bad = dict(doc, orders={"0": ["0F0", "0B0"], "1": ["1F0", "1B0"]})  # microbatches missing
     assert main(["execute", write(tmp_path, bad, "bad.json"), "--world-size", "2"]) == 2
     assert "not a valid schedule" in capsys.readouterr().err
+
+
+def test_execute_refuses_a_bad_model_in_one_line(tmp_path, capsys):
+    pytest.importorskip("torch")  # the model's flags are read by pipebounds.torch.models
+    doc = document_from_schedule(generate("1f1b", Instance(P=2, m=3)))
     assert main(["execute", write(tmp_path, doc), "--world-size", "2", "--width", "0"]) == 2
     assert "width must be" in capsys.readouterr().err
 

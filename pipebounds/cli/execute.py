@@ -64,7 +64,6 @@ def run(args) -> int:
     from schedules.simulate import simulate
     from .common import CLIError, exact_or_none, number_or_none, print_json, read_one_schedule
 
-    spec = model_spec(args)
     schedule = read_one_schedule(args.file, "execute runs")
     if args.world_size < 1:
         raise CLIError(f"--world-size must be >= 1, got {args.world_size}")
@@ -74,6 +73,7 @@ def run(args) -> int:
     res = simulate(schedule)
     if not res.valid:
         raise CLIError(f"the document is not a valid schedule: {res.errors[0]}")
+    spec = model_spec(args)  # after the document's checks: bad input is bad with or without torch
     from pipebounds.torch.launch import execute
 
     report = execute(document_from_schedule(schedule), args.world_size, spec, check=args.check)
