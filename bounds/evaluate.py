@@ -27,14 +27,13 @@ from typing import Optional, Union, cast
 from schedules.instance import Instance, require
 from schedules.limits import LimitError
 
-from . import theorems
 from .backward_remat import terms as backward_terms
 from .heterogeneous import crossings
 from .heterogeneous import terms as hetero_terms
 from .heterogeneous_memory import terms as hetero_memory_terms
 from .multi_wave import terms as multi_wave_terms
 from .single_wave import terms as single_wave_terms
-from .theorems import SINGLE, term_exact, theorem
+from .theorems import SINGLE, exact_theorems, term_exact, term_ids, theorem
 
 Value = Union[int, Fraction]
 
@@ -132,12 +131,12 @@ def work_and_chain_value(inst: Instance) -> Value:
     return max(x for _, x, _ in basic_terms(inst))
 
 
-TERM_IDS: dict[str, str] = theorems.term_ids()
+TERM_IDS: dict[str, str] = term_ids()
 """The theorem id (docs/theory.md, docs/theory_multiwave.md) of every term name, derived from
 :mod:`bounds.theorems` (each term belongs to one theorem). The exact case of ``mw_gpu_subset``
 at ``m = 1, K = 1`` is MW8d (:func:`exact_theorem`)."""
 
-_EXACT_IDS: dict[str, str] = {n: th.id for n, th in theorems.exact_theorems().items()}
+_EXACT_IDS: dict[str, str] = {n: th.id for n, th in exact_theorems().items()}
 
 
 def basic_terms(inst: Instance) -> list[tuple[str, Value, bool]]:

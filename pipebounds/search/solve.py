@@ -30,7 +30,7 @@ from typing import Optional
 from schedules.instance import Instance
 from schedules.schedule import Schedule
 
-from . import portfolio  # noqa: F401 - registers the portfolio backends
+from .portfolio import solve_portfolio as _registered  # noqa: F401 - registers the portfolio backends
 from .backend import BACKENDS, SolveOptions
 from .channel import SILENT, Channel
 from .result import SolveResult
