@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from schedules.instance import Instance
 
-from .single_wave import SYMBOLIC_NAMES, input_drain, single_slot_waste, slot_edge
+from .single_wave import input_drain, single_slot_waste, slot_edge, symbolic_getattr
 from .theorems import MULTI, declare, term_exact, theorem
 
 if TYPE_CHECKING:
@@ -62,16 +62,7 @@ if TYPE_CHECKING:
 Term = tuple[str, Fraction, bool]
 
 
-def __getattr__(name: str):
-    """The sympy symbols of :mod:`bounds.symbols` (``P, m, K, v, f, b, b_I, b_W``, ``p`` the
-    GPU a per-GPU bound is stated for, ``x`` a number of activations) and ``sp`` (sympy) as
-    attributes of this module, imported on first use: sympy loads only where expressions are
-    built."""
-    if name in SYMBOLIC_NAMES:
-        from . import symbols
-
-        return getattr(symbols, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = symbolic_getattr(__name__)
 
 
 declare("MW0", "time reversal (lemma)", MULTI + "B.2 MW0 (time reversal)")

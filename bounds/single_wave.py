@@ -52,16 +52,22 @@ SYMBOLIC_NAMES = ("P", "m", "K", "v", "f", "b", "b_I", "b_W", "p", "x", "sp")
 """Names of :mod:`bounds.symbols` readable as attributes of the formula modules (lazily)."""
 
 
-def __getattr__(name: str):
-    """The sympy symbols of :mod:`bounds.symbols` (``P, m, K, v, f, b, b_I, b_W``, ``p`` the
-    GPU a per-GPU bound is stated for, ``x`` a number of activations) and ``sp`` (sympy) as
-    attributes of this module, imported on first use: sympy loads only where expressions are
-    built."""
-    if name in SYMBOLIC_NAMES:
-        from . import symbols
+def symbolic_getattr(module: str):
+    """A module ``__getattr__`` giving the sympy symbols of :mod:`bounds.symbols` (``P, m, K, v,
+    f, b, b_I, b_W``, ``p`` the GPU a per-GPU bound is stated for, ``x`` a number of activations)
+    and ``sp`` (sympy) as attributes of ``module``, imported on first use: sympy loads only
+    where expressions are built."""
+    def __getattr__(name: str):
+        if name in SYMBOLIC_NAMES:
+            from . import symbols
 
-        return getattr(symbols, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            return getattr(symbols, name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+__getattr__ = symbolic_getattr(__name__)
 
 
 # --------------------------------------------------------------------------- T1 fill-drain
