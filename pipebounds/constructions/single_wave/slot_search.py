@@ -62,38 +62,82 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     (argued, not machine-proven; it finds a schedule at T3 on all 608 independently solved
     instances ``P <= 5, m <= 8``, every coprime ``f : b`` up to 5).
     """
-    B = f + b
-    floor_ = [[_waste_floor(n, (P - p - 1) * B, f) for n in range(m + 1)] for p in range(P)]
-    slack = [T - p * B - m * B for p in range(P)]
-    if min(slack) < 0:
+    if min(T - p * (f + b) - m * (f + b) for p in range(P)) < 0:
         return None, 0
-    fend = [[-1] * m for _ in range(P)]
-    bend = [[-1] * m for _ in range(P)]
-    kept: list[list[Optional[bool]]] = [[None] * m for _ in range(P)]
-    redone = [[False] * m for _ in range(P)]
-    slot, t, waste = [-1] * P, [p * f for p in range(P)], [0] * P
-    nf, nb, pend = [0] * P, [0] * P, [0] * P
-    orders: list[list[tuple[str, int]]] = [[] for _ in range(P)]
-    arrived: list[list[int]] = [list(range(m))] + [[] for _ in range(P - 1)]
-    count = [0]
-    noise = 0 if rng is None else rng.choice((0, f, B))
-    latest_b = [T - p * b for p in range(P)]
-    rank = {"B": 0, "R": 1, "Fk": 2, "Ff": 3}
-    late = {"B": 0, "R": 1, "Fk": 3, "Ff": 2}  # once x pairs are kept (plan)
-    from bounds.single_wave import single_slot_waste
+    search = _SlotSearch(P, m, f, b, T, nodes, rng, tie_high, last_free, width_f, width_r,
+                         always_wait, plan)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 8 * P * m * 3 + 1000))
+    try:
+        search.step()
+    except _Found:
+        return [list(o) for o in search.orders], search.count
+    except _OutOfNodes:
+        return None, search.count
+    finally:
+        sys.setrecursionlimit(limit)
+    return None, search.count
 
-    xstar = [min(range(m + 1), key=lambda x_: (single_slot_waste(m, (P - p - 1) * B, f, x_), x_))
-             for p in range(P)]
-    nkept = [0] * P
 
-    def feasible(p: int) -> bool:
-        n = m - nf[p]
-        base = waste[p] + pend[p] * f
-        if base + floor_[p][n] > slack[p]:
+_RANK = {"B": 0, "R": 1, "Fk": 2, "Ff": 3}
+_LATE = {"B": 0, "R": 1, "Fk": 3, "Ff": 2}  # once x pairs are kept (plan)
+
+
+class _SlotSearch:
+    """The state and moves of :func:`_bounded_search` (one search; integer time units).
+
+    Per GPU ``p``: its clock ``t[p]``, the microbatch in its slot ``slot[p]`` (-1 when
+    empty), the idle plus recompute time spent ``waste[p]`` against the slack
+    ``slack[p] = T - p B - m B``, forwards/backwards done ``nf``/``nb``, free pairs not yet
+    recomputed ``pend``; per (GPU, microbatch): forward and backward ends ``fend``/``bend``
+    (-1 when not placed), whether the forward kept its activation ``kept`` (None before it),
+    whether its recompute ran ``redone``; ``arrived[p]`` the microbatches whose forward has
+    reached GPU ``p``, in arrival order. :meth:`step` places the next op of the GPU with the
+    earliest clock, recursively, and undoes it on return.
+    """
+
+    def __init__(self, P: int, m: int, f: int, b: int, T: int, nodes: int,
+                 rng: Optional[random.Random], tie_high: bool, last_free: bool,
+                 width_f: int, width_r: int, always_wait: bool, plan: bool) -> None:
+        from bounds.single_wave import single_slot_waste
+
+        self.P, self.m, self.f, self.b, self.nodes, self.rng = P, m, f, b, nodes, rng
+        self.tie_high, self.last_free, self.always_wait, self.plan = (
+            tie_high, last_free, always_wait, plan)
+        self.width_f, self.width_r = width_f, width_r
+        B = f + b
+        self.floor_ = [[_waste_floor(n, (P - p - 1) * B, f) for n in range(m + 1)]
+                       for p in range(P)]
+        self.slack = [T - p * B - m * B for p in range(P)]
+        self.fend = [[-1] * m for _ in range(P)]
+        self.bend = [[-1] * m for _ in range(P)]
+        self.kept: list[list[Optional[bool]]] = [[None] * m for _ in range(P)]
+        self.redone = [[False] * m for _ in range(P)]
+        self.slot, self.t, self.waste = [-1] * P, [p * f for p in range(P)], [0] * P
+        self.nf, self.nb, self.pend = [0] * P, [0] * P, [0] * P
+        self.orders: list[list[tuple[str, int]]] = [[] for _ in range(P)]
+        self.arrived: list[list[int]] = [list(range(m))] + [[] for _ in range(P - 1)]
+        self.count = 0
+        self.noise = 0 if rng is None else rng.choice((0, f, B))
+        self.latest_b = [T - p * b for p in range(P)]
+        self.xstar = [min(range(m + 1),
+                          key=lambda x_: (single_slot_waste(m, (P - p - 1) * B, f, x_), x_))
+                      for p in range(P)]
+        self.nkept = [0] * P
+
+    def feasible(self, p: int) -> bool:
+        """Theorem 3's argument on GPU ``p``'s window: the waste so far, one recompute per
+        pending free pair, the least waste of the pairs not yet forwarded and the
+        unavoidable gap of the hold in progress fit in its slack."""
+        P, m, f, t = self.P, self.m, self.f, self.t
+        floor_ = self.floor_[p]
+        n = m - self.nf[p]
+        base = self.waste[p] + self.pend[p] * f
+        if base + floor_[n] > self.slack[p]:
             return False
-        s = slot[p]
-        if s >= 0 and p < P - 1 and kept[p][s]:
-            gap = eta(s, p + 1) - t[p]
+        s = self.slot[p]
+        if s >= 0 and p < P - 1 and self.kept[p][s]:
+            gap = self.eta(s, p + 1) - t[p]
             if gap > 0:
                 # k free forwards fill the hold, in arrival order (arrived ones, then those
                 # GPU p-1 can still deliver, one per f from its clock); the hold ends at the
@@ -101,169 +145,187 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                 if p == 0:
                     arrivals = [t[0]] * n
                 else:
-                    arrivals = sorted(fend[p - 1][j] for j in arrived[p] if fend[p][j] < 0)
+                    fend_above, fend_p = self.fend[p - 1], self.fend[p]
+                    arrivals = sorted(fend_above[j] for j in self.arrived[p] if fend_p[j] < 0)
                     arrivals += [t[p - 1] + i * f for i in range(1, n - len(arrivals) + 1)]
                     arrivals.sort()
-                ready, end, best = t[p] + gap, t[p], gap + floor_[p][n]
+                ready, end, best = t[p] + gap, t[p], gap + floor_[n]
                 for k in range(1, n + 1):
                     end = max(end, arrivals[k - 1]) + f
-                    best = min(best, max(ready, end) - t[p] + floor_[p][n - k])
-                if base + best > slack[p]:
+                    best = min(best, max(ready, end) - t[p] + floor_[n - k])
+                if base + best > self.slack[p]:
                     return False
         return True
 
-    def signature(j: int) -> tuple:
+    def signature(self, j: int) -> tuple:
         """The state of microbatch ``j`` on every GPU, timing aside: two microbatches with the
         same signature are interchangeable, so only the first in a candidate list is tried."""
-        return tuple((kept[q][j], redone[q][j], fend[q][j] >= 0, bend[q][j] >= 0)
-                     for q in range(P))
+        return tuple((self.kept[q][j], self.redone[q][j], self.fend[q][j] >= 0,
+                      self.bend[q][j] >= 0) for q in range(self.P))
 
-    def frontier(j: int) -> tuple[int, int]:
+    def frontier(self, j: int) -> tuple[int, int]:
         """The end of ``j``'s last forward and of its lowest backward so far: the only past
         times its remaining ops wait for."""
+        P, fend, bend = self.P, self.fend, self.bend
         last_f = max((fend[q][j] for q in range(P) if fend[q][j] >= 0), default=-1)
         low_b = max((bend[q][j] for q in range(P) if bend[q][j] >= 0), default=-1)
         return last_f, low_b
 
-    def eta(j: int, q: int) -> int:
+    def eta(self, j: int, q: int) -> int:
         """A lower bound on the end of ``B(j, q)`` from the state (GPU clocks included).
         Recompute candidates are tried in this order, so a GPU follows the backward wave
-        coming up from below; the hold bound of :func:`feasible` uses it too."""
-        if bend[q][j] >= 0:
-            return bend[q][j]
-        if fend[q][j] >= 0:
-            below = t[q] if q == P - 1 else eta(j, q + 1)
-            if slot[q] == j:
+        coming up from below; the hold bound of :meth:`feasible` uses it too."""
+        P, f, b, t = self.P, self.f, self.b, self.t
+        if self.bend[q][j] >= 0:
+            return self.bend[q][j]
+        if self.fend[q][j] >= 0:
+            below = t[q] if q == P - 1 else self.eta(j, q + 1)
+            if self.slot[q] == j:
                 return max(t[q], below) + b
             return max(t[q] + f, below) + b  # a pending free pair: R first
         if q == 0:
             start = t[0]
         else:
-            start = max(t[q], fend[q - 1][j] if fend[q - 1][j] >= 0 else t[q - 1] + f)
-        return start + (P - q) * B
+            above = self.fend[q - 1][j]
+            start = max(t[q], above if above >= 0 else t[q - 1] + f)
+        return start + (P - q) * (f + b)
 
-    def step() -> None:
-        count[0] += 1
-        if count[0] > nodes:
-            raise _OutOfNodes
-        p = None
-        for q in range(P):
-            if nb[q] < m and (p is None or t[q] < t[p] or (tie_high and t[q] == t[p])):
-                p = q
-        if p is None:
-            raise _Found
-        tp, s = t[p], slot[p]
-        cands = []
+    def candidates(self, p: int) -> list[tuple[str, int, int]]:
+        """GPU ``p``'s next ops ``(kind, j, start)`` in the order they are tried: the
+        backward of its slot, forwards (kept ``Fk`` or free ``Ff``) of the ``width_f``
+        earliest arrived distinct microbatches, recomputes of ``width_r`` distinct pending
+        free pairs; sorted by start (a recompute by when its backward can follow), ties by
+        kind, perturbed by ``rng``."""
+        P, m, f, rng = self.P, self.m, self.f, self.rng
+        tp, s = self.t[p], self.slot[p]
+        fend, kept, redone = self.fend, self.kept, self.redone
+        cands: list[tuple[str, int, int]] = []
         order_at: dict[int, int] = {}
         if s >= 0:
-            dep = tp if p == P - 1 else bend[p + 1][s]
+            dep = tp if p == P - 1 else self.bend[p + 1][s]
             if dep >= 0:
                 cands.append(("B", s, max(tp, dep)))
         if p < P - 1 or s < 0:
-            seen = set()
-            for j in arrived[p]:
+            seen: set = set()
+            for j in self.arrived[p]:
                 if fend[p][j] >= 0:
                     continue
-                sig = signature(j)
+                sig = self.signature(j)
                 if sig in seen:  # an earlier arrival in the same state dominates j
                     continue
                 start = max(tp, 0 if p == 0 else fend[p - 1][j])
                 if s < 0:
                     cands.append(("Fk", j, start))
-                if p < P - 1 or last_free:
+                if p < P - 1 or self.last_free:
                     cands.append(("Ff", j, start))
                 seen.add(sig)
-                if len(seen) >= width_f:
+                if len(seen) >= self.width_f:
                     break
         if s < 0:
             pending = [j for j in range(m)
                        if fend[p][j] >= 0 and kept[p][j] is False and not redone[p][j]]
             if p < P - 1:
-                pending.sort(key=lambda j: (fend[p + 1][j] < 0, eta(j, p + 1)))
+                pending.sort(key=lambda j: (fend[p + 1][j] < 0, self.eta(j, p + 1)))
             seen = set()
             for j in pending:
                 # interchangeable only with the same past times the future depends on
-                sig = signature(j) + (frontier(j),)
-                if sig not in seen and len(seen) < width_r:
+                sig = self.signature(j) + (self.frontier(j),)
+                if sig not in seen and len(seen) < self.width_r:
                     seen.add(sig)
                     cands.append(("R", j, tp))
                     if p < P - 1:  # sorted by when its backward can follow
-                        order_at[len(cands) - 1] = max(tp, eta(j, p + 1) - f)
+                        order_at[len(cands) - 1] = max(tp, self.eta(j, p + 1) - f)
         keyed = [(order_at.get(i, c[2]), c) for i, c in enumerate(cands)]
-        rk = late if plan and nkept[p] >= xstar[p] else rank
+        rk = _LATE if self.plan and self.nkept[p] >= self.xstar[p] else _RANK
         if rng is None:
             keyed.sort(key=lambda kc: (kc[0], rk[kc[1][0]]))
         else:
+            noise = self.noise
             keyed.sort(key=lambda kc: (kc[0] + rng.random() * noise, rk[kc[1][0]]
                                        + (rng.random() * 2 if kc[1][0] == "Ff" else 0)))
-        cands = [c for _, c in keyed]
+        return [c for _, c in keyed]
+
+    def place(self, p: int, kind: str, j: int, start: int) -> None:
+        """Run op ``kind`` of ``j`` on GPU ``p`` from ``start`` (the state moves forward)."""
+        f, b = self.f, self.b
+        self.waste[p] += start - self.t[p]
+        if kind == "B":
+            end = start + b
+            self.bend[p][j], self.slot[p] = end, -1
+            self.nb[p] += 1
+        elif kind == "R":
+            end = start + f
+            self.redone[p][j], self.slot[p] = True, j
+            self.waste[p] += f
+            self.pend[p] -= 1
+        else:
+            end = start + f
+            self.fend[p][j] = end
+            self.nf[p] += 1
+            if kind == "Fk":
+                self.kept[p][j], self.slot[p] = True, j
+                self.nkept[p] += 1
+            else:
+                self.kept[p][j] = False
+                self.pend[p] += 1
+            if p + 1 < self.P:
+                self.arrived[p + 1].append(j)
+        self.t[p] = end
+        self.orders[p].append((kind[0], j))
+
+    def unplace(self, p: int, kind: str, j: int) -> None:
+        """Undo :meth:`place` of the same op, except the GPU's clock, waste, slot and
+        pending count, which the caller restores."""
+        self.orders[p].pop()
+        if kind == "B":
+            self.bend[p][j] = -1
+            self.nb[p] -= 1
+        elif kind == "R":
+            self.redone[p][j] = False
+        else:
+            if kind == "Fk":
+                self.nkept[p] -= 1
+            self.fend[p][j], self.kept[p][j] = -1, None
+            self.nf[p] -= 1
+            if p + 1 < self.P:
+                self.arrived[p + 1].pop()
+
+    def step(self) -> None:
+        """Place the next op of the GPU with the earliest clock in every feasible way (and
+        waiting for the next event), depth first; raises :class:`_Found` at a complete
+        schedule, :class:`_OutOfNodes` past the node budget."""
+        self.count += 1
+        if self.count > self.nodes:
+            raise _OutOfNodes
+        P, m, t, nb = self.P, self.m, self.t, self.nb
+        p = None
+        for q in range(P):
+            if nb[q] < m and (p is None or t[q] < t[p] or (self.tie_high and t[q] == t[p])):
+                p = q
+        if p is None:
+            raise _Found
+        tp = t[p]
+        cands = self.candidates(p)
         for kind, j, start in cands:
-            if kind == "B" and start + b > latest_b[p]:
+            if kind == "B" and start + self.b > self.latest_b[p]:
                 continue
-            saved = (t[p], waste[p], slot[p], pend[p])
-            waste[p] += start - tp
-            if kind == "B":
-                end = start + b
-                bend[p][j], slot[p] = end, -1
-                nb[p] += 1
-            elif kind == "R":
-                end = start + f
-                redone[p][j], slot[p] = True, j
-                waste[p] += f
-                pend[p] -= 1
-            else:
-                end = start + f
-                fend[p][j] = end
-                nf[p] += 1
-                if kind == "Fk":
-                    kept[p][j], slot[p] = True, j
-                    nkept[p] += 1
-                else:
-                    kept[p][j] = False
-                    pend[p] += 1
-                if p + 1 < P:
-                    arrived[p + 1].append(j)
-            t[p] = end
-            orders[p].append((kind[0], j))
-            if feasible(p):
-                step()
-            orders[p].pop()
-            if kind == "B":
-                bend[p][j] = -1
-                nb[p] -= 1
-            elif kind == "R":
-                redone[p][j] = False
-            else:
-                if kind == "Fk":
-                    nkept[p] -= 1
-                fend[p][j], kept[p][j] = -1, None
-                nf[p] -= 1
-                if p + 1 < P:
-                    arrived[p + 1].pop()
-            t[p], waste[p], slot[p], pend[p] = saved
+            saved = (t[p], self.waste[p], self.slot[p], self.pend[p])
+            self.place(p, kind, j, start)
+            if self.feasible(p):
+                self.step()
+            self.unplace(p, kind, j)
+            t[p], self.waste[p], self.slot[p], self.pend[p] = saved
         later = [t[q] for q in range(P) if q != p and nb[q] < m and t[q] > tp]
         tied = any(q != p and nb[q] < m and t[q] == tp for q in range(P))
-        if (later or tied) and (always_wait or slot[p] >= 0 or not cands):  # wait
+        if (later or tied) and (self.always_wait or self.slot[p] >= 0 or not cands):  # wait
             # no unscheduled op can end before nt (a tied GPU's next op ends after tp)
-            nt = min(later + ([tp + min(f, b)] if tied else []))
-            t_saved, waste_saved = t[p], waste[p]
-            waste[p] += nt - tp
+            nt = min(later + ([tp + min(self.f, self.b)] if tied else []))
+            t_saved, waste_saved = t[p], self.waste[p]
+            self.waste[p] += nt - tp
             t[p] = nt
-            if feasible(p):
-                step()
-            t[p], waste[p] = t_saved, waste_saved
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 8 * P * m * 3 + 1000))
-    try:
-        step()
-    except _Found:
-        return [list(o) for o in orders], count[0]
-    except _OutOfNodes:
-        return None, count[0]
-    finally:
-        sys.setrecursionlimit(limit)
-    return None, count[0]
+            if self.feasible(p):
+                self.step()
+            t[p], self.waste[p] = t_saved, waste_saved
 
 
 def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[Schedule]:
