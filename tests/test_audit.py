@@ -166,3 +166,90 @@ def test_zb2p_verdicts(verdicts):
     refuted = {i.P for i in prof if first_rank_idle_bound(i, 2 * i.P) > 0}
     assert refuted == {8}
     assert all(first_rank_idle_bound(i, 2 * i.P) == 0 for i in c.grid() if i.f == i.b_I == i.b_W)
+
+
+# ------------------------------------------------- issue 24: optimality, balance, K = 1
+def test_zb2p_optimal_holds_with_every_optimum_proven(verdicts):
+    """ZB-2p reaches the proven optimum at K = 2P on the whole grid; the optimum is the
+    theory's bound met by ZB-2p's own schedule except on 14 instances, where it is a row of
+    the optima table (use_theory=False) above the bound, as the note says."""
+    from bounds import lower_bound
+    from pipebounds.services.audit import proven_optimum
+
+    v = {x.claim.id: x for x in verdicts}["zb-2p-optimal"]
+    assert v.verdict == "holds" and v.instances == 567
+    above = []
+    for inst in _claim("zb-2p-optimal").grid():
+        r = simulate(generate("zb-2p", inst))
+        assert max(r.peak_memory) <= 2 * inst.P
+        if lower_bound(inst).value < proven_optimum(r):
+            above.append((inst.P, inst.m, inst.f, inst.b_I, inst.b_W))
+    assert len(above) == 14 and {(f, bi) for _, _, f, bi, _ in above} == {(1, 3)}
+
+
+def test_a_planted_suboptimal_scheduler_is_caught():
+    """The same claim for ZB-H1 (P activations, within 2P) on instances of the optima table
+    is false: its counterexample replays to a makespan above the proven optimum."""
+    from pipebounds.services.audit import TWOS
+
+    grid = [Instance(P=P, m=m, K=2 * P, f=f, b_I=bi, b_W=bw) for P in (2, 3)
+            for m in range(P, 7) for f, bi, bw in TWOS]
+    c = dataclasses.replace(_claim("zb-2p-optimal"), generator="zb-h1", grid=lambda: grid)
+    v = evaluate(c)
+    assert v.verdict == "false"
+    measured, claimed, compare = remeasure("zb-2p-optimal", v.counterexample)
+    assert not compare(measured, claimed) and measured[0] > measured[1]
+
+
+def test_proven_optimum_refuses_an_undecided_instance():
+    """Where ZB-2p misses the bound and no table row knows the optimum, no optimum is made up."""
+    from pipebounds.services.audit import proven_optimum
+
+    inst = Instance(P=5, m=11, K=10, f=1, b_I=3, b_W=2)
+    with pytest.raises(AssertionError, match="no proven optimum"):
+        proven_optimum(simulate(generate("zb-2p", inst)))
+
+
+def test_balance_claims_against_the_balanced_runs(verdicts):
+    """At F = B = W no family has a repeating bubble (the note's 'the latter 0'); ZB-V keeps
+    none at any unbalanced ratio; V-Half's counterexample repeats a bubble; V-Min's is a ratio
+    where it repeats none; flipping ZB-V's claim to 'degrades' is refuted."""
+    from pipebounds.services.audit import _balanced_repeating
+
+    for name in ("zbv", "v-half", "v-min"):
+        assert all(_balanced_repeating(name, P, 3 * P) == 0 for P in range(2, 9))
+    by_id = {v.claim.id: v for v in verdicts}
+    assert by_id["unbalanced-zbv"].verdict == "holds"
+    half, vmin = by_id["unbalanced-v-half"], by_id["unbalanced-v-min"]
+    assert half.verdict == vmin.verdict == "false"
+    assert Fraction(half.counterexample["measured_exact"][0]) > 0
+    assert vmin.counterexample["measured_exact"] == ["0", "0"]
+    assert 0 < vmin.failures < vmin.instances       # V-Min degrades at some ratios, not all
+    flipped = dataclasses.replace(_claim("unbalanced-zbv"), compare=lambda a, c: a[0] > a[1])
+    assert evaluate(flipped).failures == by_id["unbalanced-zbv"].instances
+
+
+def test_k1_exactness_claims(verdicts):
+    """The smallest counterexample of T3's exactness is P=3 m=12 f=5 b=3 (OPT 146 > T3 144,
+    a table row); with f <= b it is P=3 m=24 f=5 b=8 (T3d 417 > T3 416, optimum unknown)."""
+    by_id = {v.claim.id: v for v in verdicts}
+    d = by_id["k1-exact"].counterexample
+    assert (d["P"], d["m"], d["durations"]) == (3, 12, {"F": 5, "B": 3})
+    assert d["claimed_exact"] == "144" and d["measured_exact"] == ["146", "146"]
+    d = by_id["k1-exact-f-le-b"].counterexample
+    assert (d["P"], d["m"], d["durations"]) == (3, 24, {"F": 5, "B": 8})
+    assert d["claimed_exact"] == "416" and d["measured_exact"] == ["417", "unknown"]
+    assert by_id["k1-exact-f-le-b"].failures == 1
+
+
+def test_k1_measure_never_decides_an_open_instance():
+    """P=6 m=14 f=4 b=5 is open (T3 = T3d = 204, best known 219): no verdict is made up, and a
+    planted claim 'the lower bound is exact' is not taken as holding where OPT is unknown."""
+    from pipebounds.services.audit import _k1_decided, k1_optimum
+
+    with pytest.raises(AssertionError, match="undecided"):
+        k1_optimum(Instance(P=6, m=14, K=1, f=4, b=5))
+    with pytest.raises(AssertionError, match="undecided"):
+        _k1_decided((Fraction(417), "unknown"), Fraction(417))
+    assert _k1_decided((Fraction(417), "unknown"), Fraction(416)) is False
+    assert _k1_decided((Fraction(144), Fraction(146)), Fraction(144)) is False

@@ -16,7 +16,8 @@ def register(sub) -> None:
                        description="Check the published figures of known schedules (1F1B, "
                                    "ZB-H1/H2, ZB-2p, ZB-V, V-Half/V-Min and their zero-"
                                    "bubble condition, DualPipeV, Megatron "
-                                   "interleaved, torch's interleaved zero bubble) on exact "
+                                   "interleaved, torch's interleaved zero bubble, ZB-2p's "
+                                   "optimality, F/B/W balance, T3's exactness at K = 1) on exact "
                                    "grids, each under its own definition; verdict holds, "
                                    "holds_on_range or false, with the smallest counterexample.")
     p.add_argument("--only", metavar="ID", default=None, help="claims whose id contains ID")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from itertools import product
 from typing import Callable, Optional
 
@@ -86,7 +87,10 @@ def warmup_forwards(r: SimulationResult, p: int) -> int:
 class Claim:
     """``measure(result) -> value``; ``claimed(inst) -> value``; ``compare`` says whether the
     measured value satisfies the claim (default: equal). With ``companion`` (an instance ->
-    the larger instance to compare with), ``measure(result, companion_result)``."""
+    the larger instance to compare with), ``measure(result, companion_result)``. With
+    ``of_instance`` the claim is about the instance itself (a bound against the proven
+    optimum), ``measure(inst)`` times no schedule, and the counterexample document carries
+    ``generator``'s valid schedule of the failing instance."""
 
     id: str
     claim: str
@@ -102,6 +106,7 @@ class Claim:
     holds_if_text: str = ""
     note: str = ""
     companion: Optional[Callable[[Instance], Instance]] = None
+    of_instance: bool = False
 
 
 def _split_grid(Ps, ms_of, durs, v=1, placement="looped"):
@@ -318,6 +323,167 @@ def _dualpipe_fb_grid():
             for d in (Fraction(3, 2), Fraction(2), Fraction(5, 2), Fraction(3))]
 
 
+# ------------------------------------------- issue 24: optimality, balance, exactness at K = 1
+def proven_optimum(r: SimulationResult) -> Fraction:
+    """The optimum of ``r``'s instance, proven: :func:`pipebounds.certify.certify` (a theorem's
+    exact case, a checked range, a row of the optima table proven with ``use_theory=False``)
+    or ``r``'s own schedule meeting the proven lower bound (a certificate: it is valid and fits
+    ``K``, so ``OPT <= makespan = LB <= OPT``). The optimum allows recomputation, so a
+    schedule without it that reaches the optimum is optimal among those without it too.
+    ``AssertionError`` when none of them knows the optimum (a grid must hold only decided
+    instances)."""
+    from pipebounds.certify import certify
+
+    cert = certify(r.schedule.instance, schedules=[(r.schedule, r)])
+    if cert.optimum is None:
+        raise AssertionError(f"no proven optimum for {r.schedule.instance}")
+    return cert.optimum
+
+
+def _zb2p_optimal_grid():
+    return [Instance(P=P, m=m, K=2 * P, f=f, b_I=bi, b_W=bw) for P in range(2, 5)
+            for m in range(P, 3 * P + 1) for f, bi, bw in TRIPLES]
+
+
+UNBALANCED = tuple(d for d in TRIPLES if len(set(d)) > 1) + PROFILED
+"""The ``(f, b_I, b_W)`` of the balance claims: every unequal triple of ``{1,2,3}`` and the
+profiled V100 ratio."""
+
+
+@lru_cache(maxsize=None)
+def _balanced_repeating(name: str, P: int, m: int) -> Fraction:
+    """``name``'s steady-state bubble per microbatch (:func:`repeating_bubble`, ``m`` to
+    ``m + P``) at ``f = b_I = b_W = 1``."""
+    inst = Instance(P=P, m=m, v=2, placement="vshape", f=1, b_I=1, b_W=1)
+    return repeating_bubble(simulate(generate(name, inst)),
+                            simulate(generate(name, _plus_p(inst))))
+
+
+def _unbalanced_grid():
+    return _split_grid(range(2, 9), lambda P: (3 * P,), UNBALANCED, v=2, placement="vshape")()
+
+
+BALANCE_READING = (
+    "reading: 'degrades' as a bubble that repeats with every microbatch (the steady state "
+    "of the building block, as in the condition claims above: the growth of the per-rank "
+    "bubble from m = 3P to m = 4P, divided by P) where the same schedule at F = B = W has "
+    "none (measured: [at the unbalanced ratio, at F = B = W], the latter 0 for all three); "
+    "a warm-up/cool-down bubble that changes with the ratios is not counted")
+
+
+def _balance(name: str, label: str, degrades: bool) -> Claim:
+    """One family's part of "only V-Min degrades when F, B, W are unbalanced"."""
+    def measure(r, r2):
+        inst = r.schedule.instance
+        return repeating_bubble(r, r2), _balanced_repeating(name, inst.P, inst.m)
+
+    if degrades:
+        text = (f"only V-Min degrades when F, B, W are unbalanced: {label} has a bubble "
+                f"repeating with every microbatch at every unbalanced ratio (none at F = B = W)")
+        claimed, compare = "> balanced", (lambda a, c: a[0] > a[1])
+    else:
+        text = (f"only V-Min degrades when F, B, W are unbalanced: {label} does not (no bubble "
+                f"repeating with every microbatch, as at F = B = W)")
+        claimed, compare = "= balanced", (lambda a, c: a[0] <= a[1])
+    note = BALANCE_READING + (
+        "; the claim is three statements, one row per family; here the universal reading "
+        "of V-Min's part: the instances (failing) count the ratios where V-Min keeps no "
+        "repeating bubble" if degrades else
+        "; the V-Half of schedules.generators is a greedy building block, not the paper's "
+        "hand-tuned offsets" if name == "v-half" else "; ZB-V as schedules.generators builds it")
+    return Claim(f"unbalanced-{name}", text,
+                 "Qi et al., Pipeline Parallelism with Controllable Memory (NeurIPS 2024)",
+                 "span", name,
+                 "P 2..8, m = 3P vs 4P, (f, b_I, b_W) every unequal triple of {1,2,3} and "
+                 "1157 : 1330 : 1023 (V100)", _unbalanced_grid, measure, lambda i: claimed,
+                 compare=compare, companion=_plus_p, note=note)
+
+
+def single_slot_bound(inst: Instance) -> Fraction:
+    """Theorem T3 (the single-slot bound at ``K = 1``) of ``inst``."""
+    from bounds import lower_bound
+
+    return dict(lower_bound(inst).terms)["single_slot"]
+
+
+def k1_optimum(inst: Instance) -> tuple:
+    """``(lower, optimum)`` of a fused ``K = 1`` instance: the best proven lower bound on its
+    optimum (:func:`bounds.lower_bound`, T3d included) and the proven optimum, or
+    ``"unknown"`` (then ``lower`` exceeds T3: the instance is decided anyway). The optimum
+    comes from :func:`pipebounds.certify.certify` with the recorded certificate schedules of
+    pipebounds/data/certificates.jsonl. ``AssertionError`` for an undecided instance."""
+    from bounds import lower_bound
+    from pipebounds.certify import certify
+    from pipebounds.certify.certificates import stored_schedules
+
+    lb = lower_bound(inst)
+    mine = [s.with_instance(inst) for s, _ in stored_schedules()
+            if s.instance.with_(K=inst.K) == inst]
+    opt = certify(inst, schedules=mine, lb=lb).optimum
+    if opt is None and lb.value == single_slot_bound(inst):
+        raise AssertionError(f"T3 = OPT undecided for {inst}")
+    return lb.value, "unknown" if opt is None else opt
+
+
+def _k1_decided(measured: tuple, claimed: Fraction) -> bool:
+    """Whether ``claimed`` (T3) is the optimum, from :func:`k1_optimum`'s ``measured``: equal
+    to the proven optimum; with the optimum unknown, refuted when the proven lower bound
+    exceeds it. ``AssertionError`` when neither decides."""
+    lower, opt = measured
+    if opt != "unknown":
+        return opt == claimed
+    if lower > claimed:
+        return False
+    raise AssertionError(f"undecided: the optimum is unknown and its proven lower bound "
+                         f"{lower} does not exceed the claimed {claimed}")
+
+
+K1_COUNTEREXAMPLE = Instance(P=3, m=24, K=1, f=5, b=8)
+"""The smallest known ``f <= b`` instance with T3 < OPT (docs/theory.md A.6)."""
+
+
+def _k1_grid(f_le_b: bool):
+    """Every fused ``v = 1``, ``K = 1`` instance with ``P >= 2`` whose optimum is proven in
+    pipebounds/data/optima.jsonl (``use_theory=False``) or by a recorded certificate, and
+    :data:`K1_COUNTEREXAMPLE` (T3d proven above T3)."""
+    def grid():
+        from pipebounds.certify.certificates import stored_schedules
+        from pipebounds.certify.optima import independent_rows
+
+        out = {K1_COUNTEREXAMPLE}
+        for row in independent_rows():
+            if (row.get("status") == "optimal" and row.get("K") == 1 and row.get("v", 1) == 1
+                    and row.get("b_input") is None and not row.get("c") and row["P"] >= 2):
+                out.add(Instance.from_dict({k: v for k, v in row.items() if k in (
+                    "P", "m", "K", "v", "placement", "f", "b")}))
+        out |= {s.instance for s, _ in stored_schedules()
+                if s.instance.K == 1 and s.instance.v == 1 and not s.instance.split}
+        return [i for i in out if not f_le_b or i.f <= i.b]
+    return grid
+
+
+def _k1_claim(f_le_b: bool) -> Claim:
+    cond = " with f <= b" if f_le_b else ""
+    return Claim(
+        "k1-exact-f-le-b" if f_le_b else "k1-exact",
+        f"exact results at K = 1: the single-slot bound T3 is the optimum{cond}",
+        "Mind Bubbles and Memory (HAL hal-05353232, 2025), REFERENCES.md paper 1", "makespan",
+        "1f1b", f"fused, v = 1, K = 1, P >= 2{cond}: every instance with a proven optimum in "
+        "the optima table and the recorded certificates (P 2..6, m 2..14, f, b <= 5), and "
+        "P=3 m=24 f=5 b=8", _k1_grid(f_le_b), k1_optimum, single_slot_bound,
+        compare=_k1_decided, of_instance=True,
+        note="measured: [the best proven lower bound on OPT (T3d, docs/theory.md A.6, is "
+             "part of it), OPT when proven (table row solved with use_theory=False, or a "
+             "recorded schedule reaching a proven bound)]; the claim fails where the proven "
+             "lower bound exceeds T3. The counterexample document is a valid K = 1 schedule "
+             "of the instance (1F1B fitted to K = 1), not the evidence: the evidence is the "
+             "bound. "
+             + ("P=3 m=24 f=5 b=8: T3 = 416 < T3d = 417 <= OPT; the branch and bound without "
+                "bounds/ (use_theory=False) also proves OPT >= 417 (data/k1_counterexamples."
+                "jsonl, docs/evidence.md)" if f_le_b else
+                "the smallest counterexample has f > b; with f <= b see k1-exact-f-le-b"))
+
+
 CLAIMS: tuple[Claim, ...] = (
     Claim("1f1b-bubble", "1F1B bubble fraction (P-1)/(m+P-1) on every GPU",
           "sail-sg/zero-bubble-pipeline-parallelism README; Megatron (Narayanan et al. 2021)",
@@ -506,6 +672,23 @@ CLAIMS: tuple[Claim, ...] = (
           lambda i: "shorter", compare=lambda a, c: a[1] < a[0],
           note="measured as remat-adjacent-optimal; on 1F1B's fixed order the bubbles give "
                "nothing: a recompute placed earlier holds its activation longer"),
+    Claim("zb-2p-optimal", "the zero-bubble paper's scheduler 'automatically finds an optimal "
+          "schedule' for a memory limit: ZB-2p's makespan at 2P activations is the optimum",
+          "Qi et al., Zero Bubble Pipeline Parallelism (ICLR 2024), section 3; "
+          "sail-sg/zero-bubble-pipeline-parallelism (its runtime runs the greedy heuristic)",
+          "makespan", "zb-2p", "P 2..4, m P..3P, K = 2P, f, b_I, b_W in {1,2,3}",
+          _zb2p_optimal_grid, lambda r: (r.makespan, proven_optimum(r)),
+          lambda i: "optimal", compare=lambda a, c: a[0] == a[1],
+          note="measured: [ZB-2p's makespan, the proven optimum at K = 2P (remat allowed)]: "
+               "the theory's lower bound met by ZB-2p's own schedule, or a row of the optima "
+               "table solved with use_theory=False where the bound is below the optimum "
+               "(14 instances at b_I = 3 f); the paper's cost is the longest per-rank span, "
+               "read here as the global makespan, the project's objective"),
+    _balance("zbv", "ZB-V", degrades=False),
+    _balance("v-half", "V-Half", degrades=False),
+    _balance("v-min", "V-Min", degrades=True),
+    _k1_claim(f_le_b=False),
+    _k1_claim(f_le_b=True),
 )
 
 
@@ -555,6 +738,18 @@ def show_value(x) -> str:
     return exact_string(x) if isinstance(x, (Fraction, int)) and not isinstance(x, bool) else str(x)
 
 
+def _runs(claim: Claim, inst: Instance) -> list[SimulationResult]:
+    """The claim's generator on ``inst`` (and on its companion), simulated; each valid."""
+    runs = [simulate(generate(claim.generator, inst))]
+    if claim.companion is not None:
+        runs.append(simulate(generate(claim.generator, claim.companion(inst))))
+    for r in runs:
+        if not r.valid:
+            raise AssertionError(f"{claim.generator} generated an invalid schedule for "
+                                 f"{r.schedule.instance}")
+    return runs
+
+
 def evaluate(claim: Claim, tick=None) -> Verdict:
     """Run ``claim`` over its grid (see the module docstring for the verdicts); ``tick(w)`` is
     called after each instance with its weight (:func:`schedules.progress.instance_weight`)."""
@@ -563,15 +758,14 @@ def evaluate(claim: Claim, tick=None) -> Verdict:
     for inst in sorted(claim.grid(), key=_size):
         if tick is not None:
             tick(instance_weight(inst) * (2 if claim.companion is not None else 1))
-        runs = [simulate(generate(claim.generator, inst))]
-        if claim.companion is not None:
-            runs.append(simulate(generate(claim.generator, claim.companion(inst))))
-        for r in runs:
-            if not r.valid:
-                raise AssertionError(f"{claim.generator} generated an invalid schedule for "
-                                     f"{r.schedule.instance}")
         n += 1
-        measured, claimed = claim.measure(*runs), claim.claimed(inst)
+        if claim.of_instance:
+            runs: list[SimulationResult] = []
+            measured = claim.measure(inst)
+        else:
+            runs = _runs(claim, inst)
+            measured = claim.measure(*runs)
+        claimed = claim.claimed(inst)
         if not claim.compare(measured, claimed):
             fails.append((inst, runs, measured, claimed))
     if not fails:
@@ -580,6 +774,8 @@ def evaluate(claim: Claim, tick=None) -> Verdict:
     verdict = "false" if inside else "holds_on_range"
     rng = claim.stated if inside else f"{claim.holds_if_text} (within {claim.stated})"
     inst, runs, measured, claimed = (inside or fails)[0]
+    if not runs:  # a claim about the instance: its document carries a valid schedule of it
+        runs = _runs(claim, inst)
     doc = document_from_schedule(runs[0].schedule, source=claim.generator, claim=claim.id,
                                  definition=claim.definition, claimed=json_value(claimed),
                                  claimed_exact=exact_value(claimed),
@@ -617,7 +813,9 @@ def remeasure(claim_id: str, doc: dict):
     runs = [simulate(schedule_from_document(doc))]
     if claim.companion is not None:
         runs.append(simulate(schedule_from_document(doc["companion"])))
-    return claim.measure(*runs), claim.claimed(runs[0].schedule.instance), claim.compare
+    inst = runs[0].schedule.instance
+    measured = claim.measure(inst) if claim.of_instance else claim.measure(*runs)
+    return measured, claim.claimed(inst), claim.compare
 
 
 def verdict_json(v: Verdict) -> dict:
