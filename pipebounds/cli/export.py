@@ -10,9 +10,18 @@ keeps losses in forward order and reads them by microbatch number. A schedule wi
 refused (exit 2): torch has no recompute action (``pipebounds execute`` runs them). An invalid
 document is still exported (chrome-trace needs a timing) and the command then exits 1, naming the
 first violation.
+
+``--p2p blocking|buffered`` (torch-csv): also run the send/receive orders torch's runtime
+builds for the exported order (its default lowering and the one with ``defer_pp_recv=True``,
+:func:`schedules.interop.torch.runtime_p2p`) under that semantics, the analysis of ``simulate
+--p2p``: for each one that would hang, one ``warning:`` line on standard error names the
+lowering, the stuck GPUs and a simple reordering that fixes it, if one does (the file and the
+exit status are unchanged).
 """
 
 from __future__ import annotations
+
+from schedules.comms import P2P_MODES
 
 FORMATS = ("chrome-trace", "torch-csv")
 
@@ -27,6 +36,9 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", required=True, help="output file, or - for standard output")
     p.add_argument("--us-per-unit", default="1",
                    help="chrome-trace: microseconds per model time unit (default 1)")
+    p.add_argument("--p2p", choices=P2P_MODES, default=None,
+                   help="torch-csv: warn when a send/receive order torch's runtime builds for "
+                        "the export (default, defer_pp_recv) hangs under these send semantics")
     p.set_defaults(func=run)
 
 
@@ -45,6 +57,8 @@ def run(args) -> int:
         raise CLIError(str(exc)) from None
     if scale <= 0:
         raise CLIError(f"--us-per-unit must be > 0, got {args.us_per_unit}")
+    if args.p2p is not None and args.format != "torch-csv":
+        raise CLIError("--p2p checks torch's send/receive orders: it needs --format torch-csv")
     if args.output != "-":
         check_output_path(args.output)
     schedule = read_one_schedule(args.file, "export writes")
@@ -74,6 +88,9 @@ def run(args) -> int:
                   f"{moves}", file=sys.stderr)
         res = simulate(schedule)
         valid, errors = res.valid, res.errors
+        if valid and args.p2p is not None:
+            for line in p2p_warnings(torch_schedule, args.p2p):
+                print(line, file=sys.stderr)
     if args.output == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -83,6 +100,29 @@ def run(args) -> int:
         print(f"exported an invalid schedule: {errors[0]}", file=sys.stderr)
         return 1
     return 0
+
+
+def p2p_warnings(torch_schedule, semantics: str) -> list[str]:
+    """One ``warning:`` line per torch runtime lowering of the exported order that hangs under
+    ``semantics`` (:func:`schedules.interop.torch.runtime_p2p`)."""
+    from schedules.interop.torch import InteropError, runtime_p2p
+
+    try:
+        checks = runtime_p2p(torch_schedule, semantics)
+    except InteropError as exc:  # torch's lowering itself refuses the order
+        return [f"warning: {exc}"]
+    out = []
+    for name, chk in checks.items():
+        if not chk.hangs:
+            continue
+        how = "torch's runtime" if name == "default" else "torch's runtime with defer_pp_recv=True"
+        stuck = "; ".join(chk.blocked[:2]) + ("; ..." if len(chk.blocked) > 2 else "")
+        fix = (f"; reordering its sends and receives by {chk.correction} fixes it"
+               if chk.correction else
+               "; no simple reordering (deferred receives, rank parity) fixes it")
+        out.append(f"warning: under {semantics} sends the send/receive order {how} builds "
+                   f"for this export hangs ({stuck}){fix}")
+    return out
 
 
 def _write(path: str, text: str) -> None:

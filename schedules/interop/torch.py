@@ -387,6 +387,130 @@ def _torch_action(action: str) -> str:
     return action
 
 
+def torch_runtime_comms(schedule: Schedule, defer_recv: bool = False
+                        ) -> tuple[tuple[str, ...], ...]:
+    """The send/receive order torch 2.13's runtime gives the schedule's compute-only order
+    when it loads it (``_PipelineScheduleRuntime._load_csv(format="compute_only")`` lowers it
+    with ``_add_send_recv``, then, with ``defer_pp_recv=True``, ``_defer_recv_ops``),
+    re-implemented here without torch (tested against torch's own).
+
+    ``_add_send_recv``: the ranks take turns in order, each scheduling its next op once the
+    op's inputs are on the rank (its own previous stage's op, or a receive posted earlier);
+    right after it, for each output bound for another GPU, the send on its own list and the
+    matching receive at the current end of the receiver's list. ``_defer_recv_ops``
+    (``defer_recv``): every receive moves down to right before the op that consumes it,
+    except that before a send to a higher rank the receives deferred from that rank are
+    posted first (rank parity, pytorch issue 172668). An ``F&B`` op waits for both parts'
+    inputs and is listed as its two parts (forward first), then the sends. The schedule's
+    actions are taken as they are (renumber first with :func:`for_torch_runtime`).
+    :class:`InteropError` when no rank can move (torch raises "Malformed compute schedule").
+    """
+    inst = schedule.instance
+    S = inst.S
+    todo = {p: [tuple(split_action(x) for x in a.split(OVERLAP_SEP)) for a in schedule.actions(p)]
+            for p in range(inst.P)}
+    todo = {p: acts for p, acts in todo.items() if acts}
+    # each GPU's list: a tuple of parts (one compute action) or a (s, kind, j) comm action
+    out: list[list] = [[] for _ in range(inst.P)]
+    prev: list[set] = [set() for _ in range(inst.P)]
+
+    def sends(s: int, k: str) -> bool:
+        if k == "F":
+            return s != S - 1 and inst.gpu(s + 1) != inst.gpu(s)
+        return k in ("B", "I") and s != 0 and inst.gpu(s - 1) != inst.gpu(s)
+
+    def ready(s: int, k: str, j: int, have: set) -> bool:
+        if k == "F" and s != 0:
+            return (s, "RECV_F", j) in have or (s - 1, "F", j) in have
+        if k in ("B", "I") and s != S - 1:
+            return ((s, "RECV_B", j) in have or (s + 1, "I", j) in have
+                    or (s + 1, "B", j) in have)
+        return True
+
+    while todo:
+        progress = False
+        for p in sorted(todo):
+            parts = todo[p][0]
+            if not all(ready(s, k, j, prev[p]) for s, k, j in parts):
+                continue
+            out[p].append(parts)
+            for s, k, j in parts:
+                prev[p].add((s, k, j))
+                if sends(s, k):
+                    send = (s, "SEND_F" if k == "F" else "SEND_B", j)
+                    recv = (s + 1, "RECV_F", j) if k == "F" else (s - 1, "RECV_B", j)
+                    q = inst.gpu(recv[0])
+                    out[p].append(send)
+                    prev[p].add(send)
+                    out[q].append(recv)
+                    prev[q].add(recv)
+            todo[p].pop(0)
+            if not todo[p]:
+                del todo[p]
+            progress = True
+        if not progress:
+            stuck = ", ".join(f"rank {p} at {'&'.join(f'{s}{k}{j}' for s, k, j in acts[0])}"
+                              for p, acts in sorted(todo.items()))
+            raise InteropError(f"torch's runtime cannot place the sends and receives of this "
+                               f"order (its 'Malformed compute schedule'): {stuck}")
+    if defer_recv:
+        out = [_defer_receives(inst, p, seq) for p, seq in enumerate(out)]
+    return tuple(tuple(f"{s}{k}{j}" for entry in seq
+                       for s, k, j in (entry if isinstance(entry[0], tuple) else (entry,)))
+                 for seq in out)
+
+
+RUNTIME_LOWERINGS = ("default", "defer_pp_recv")
+"""torch 2.13's two lowerings of a compute-only order (:func:`torch_runtime_comms`): without
+and with ``_PipelineScheduleRuntime(..., defer_pp_recv=True)``."""
+
+
+def runtime_p2p(schedule: Schedule, semantics: str = "blocking") -> dict:
+    """``{lowering: P2PCheck}``: each send/receive order torch's runtime would build for the
+    schedule's compute-only order (:data:`RUNTIME_LOWERINGS`), run under ``semantics``
+    (:func:`schedules.comms.check_p2p`, the analysis of ``simulate --p2p``; ``blocking``: a
+    send completes only with its matching receive). The schedule is taken as it is exported
+    (renumber first with :func:`for_torch_runtime`)."""
+    from dataclasses import replace
+
+    from ..comms import check_p2p
+
+    return {name: check_p2p(replace(schedule, comms=torch_runtime_comms(
+        schedule, defer_recv=name == "defer_pp_recv")), semantics)
+        for name in RUNTIME_LOWERINGS}
+
+
+def _defer_receives(inst: Instance, p: int, seq: list) -> list:
+    """torch 2.13's ``_defer_recv_ops`` on GPU ``p``'s lowered list (see
+    :func:`torch_runtime_comms`)."""
+    def peer(action) -> int:
+        s, k, _ = action
+        return inst.gpu(s - 1 if k in ("RECV_F", "SEND_B") else s + 1)
+
+    new: list = []
+    deferred: dict = {}
+    for entry in seq:
+        if not isinstance(entry[0], tuple) and entry[1] in ("RECV_F", "RECV_B"):
+            deferred[entry] = entry
+            continue
+        if not isinstance(entry[0], tuple):  # a send: rank parity
+            q = peer(entry)
+            if p < q:
+                for key in [k for k in deferred if peer(k) == q]:
+                    new.append(deferred.pop(key))
+        else:
+            for s, k, j in entry:
+                key = (s, "RECV_F", j) if k == "F" else (s, "RECV_B", j) if k in ("B", "I") \
+                    else None
+                if key in deferred:
+                    new.append(deferred.pop(key))
+        new.append(entry)
+    if deferred:
+        raise InteropError(f"rank {p}: receives with no consumer: "
+                           + ", ".join(f"{s}{k}{j}" for s, k, j in deferred))
+    return new
+
+
 def to_torch_csv(schedule: Schedule, renumber: bool = True) -> str:
     """The schedule as the ``compute_only`` CSV of torch's ``_dump_csv``/``_load_csv``: one row
     per rank, one action per cell (see :func:`to_pipeline_order` for the renumbering and
@@ -505,7 +629,7 @@ __all__: Iterable[str] = ("from_pipeline_order", "from_torch_schedule", "action_
                           "instance_from_pipeline_order", "read_torch_csv", "from_torch_csv",
                           "to_pipeline_order", "to_torch_csv", "NO_RECOMPUTE",
                           "torch_microbatch_numbers", "renumber_microbatches",
-                          "for_torch_runtime",
-                          "orders_from_pipeline_order", "torch_instance",
+                          "for_torch_runtime", "torch_runtime_comms", "runtime_p2p",
+                          "RUNTIME_LOWERINGS", "orders_from_pipeline_order", "torch_instance",
                           "runtime_single_stage_order", "InteropError", "COMPUTE",
                           "NON_COMPUTE", "OVERLAP")
