@@ -56,3 +56,18 @@ def test_run_matches_reference_and_simulator(reports, P, name):
         assert r["ops"] == [str(op) for op in sched.orders[r["rank"]]]
         assert r["peak_bytes"] > 0
     assert None not in rep["losses"] and rep["loss_error"] <= 1e-12
+
+
+def test_run_on_ranks_reports_a_failing_rank():
+    """The shared gloo launcher (pipebounds execute and the tests' torch-runtime worker): a
+    task that raises on one rank is recorded there as that rank's error for that item, the
+    items before it keep their results, and the failure is reported (no hang, no result made
+    up for the item)."""
+    from pipebounds.torch.launch import run_on_ranks
+    from torch_runtime_worker import planted_failure
+
+    per_rank, failure = run_on_ranks(planted_failure, [0, 1, 2], 2, timeout=30)
+    assert failure is not None
+    assert per_rank[1] == [{"rank": 1, "item": 0}, {"rank": 1, "error": "ValueError: planted"}]
+    assert per_rank[0][0] == {"rank": 0, "item": 0} and len(per_rank[0]) <= 2
+    assert all(r.get("item") != 2 for rows in per_rank for r in rows)

@@ -2,7 +2,8 @@
 (``pipebounds execute``).
 
 ``world_size`` processes are spawned (``torch.multiprocessing``, start method ``spawn``), join
-one gloo group on ``127.0.0.1`` and run every document in turn with :func:`run_schedule` on a
+one gloo group on ``127.0.0.1`` (:func:`run_on_ranks`, :func:`init_gloo`: the set-up the
+tests' torch-runtime worker shares) and run every document in turn with :func:`run_schedule` on a
 built-in model (:mod:`.models`, the same parameters and microbatches on every rank). The parent
 then computes, per document and rank,
 
@@ -21,7 +22,8 @@ import os
 import socket
 import tempfile
 from datetime import timedelta
-from typing import Optional, Sequence
+from functools import partial
+from typing import Callable, Optional, Sequence
 
 import torch
 
@@ -38,8 +40,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _worker(rank: int, world: int, port: int, docs: list, spec: ModelSpec, outdir: str,
-            timeout: float) -> None:
+def init_gloo(rank: int, world: int, port: int, timeout: float) -> None:
+    """Join the local gloo group of ``world`` ranks on ``127.0.0.1:port`` as ``rank`` (one
+    thread, the loopback interface when there is one)."""
     import torch.distributed as dist
 
     torch.set_num_threads(1)
@@ -47,28 +50,70 @@ def _worker(rank: int, world: int, port: int, docs: list, spec: ModelSpec, outdi
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=world, timeout=timedelta(seconds=timeout))
-    results = []
+
+
+def _rank_main(rank: int, world: int, port: int, task: Callable, items: list, outdir: str,
+               timeout: float) -> None:
+    """One spawned rank of :func:`run_on_ranks`: ``task(rank, item)`` for each item in turn,
+    its results saved after each (``outdir/rank<r>.pt``); on an exception the rank records
+    ``{"rank", "error"}`` and exits, so that its peers' receives fail at once instead of
+    timing out."""
+    import torch.distributed as dist
+
+    init_gloo(rank, world, port, timeout)
+    results: list = []
+    path = os.path.join(outdir, f"rank{rank}.pt")
     try:
-        for doc in docs:
+        for item in items:
             try:
-                inst = schedule_from_document(doc).instance
-                stages = build_stages(spec, inst.S)
-                mine = {s: stages[s] for s in inst.stages_of(rank)}
-                inputs, targets = microbatches(spec, inst.m)
-                res = run_schedule(doc, mine, inputs, targets, loss_fn)
-                res["grads"] = {s: [p.grad.detach().clone() if p.grad is not None
-                                    else torch.zeros_like(p) for p in mod.parameters()]
-                                for s, mod in mine.items()}
-            except Exception as exc:  # noqa: BLE001 - reported to the parent per document
+                res = task(rank, item)
+            except Exception as exc:  # noqa: BLE001 - reported to the parent per item
                 results.append({"rank": rank, "error": f"{type(exc).__name__}: {exc}"})
-                torch.save(results, os.path.join(outdir, f"rank{rank}.pt"))
-                raise SystemExit(1)  # the peers' receives fail at once instead of timing out
+                torch.save(results, path)
+                raise SystemExit(1)
             results.append(res)
-            torch.save(results, os.path.join(outdir, f"rank{rank}.pt"))
+            torch.save(results, path)
             dist.barrier()
     finally:
-        torch.save(results, os.path.join(outdir, f"rank{rank}.pt"))
+        torch.save(results, path)
     dist.destroy_process_group()
+
+
+def run_on_ranks(task: Callable, items: Sequence, world_size: int,
+                 timeout: float = 120) -> tuple[list[list], Optional[str]]:
+    """Run ``task(rank, item)`` (a picklable function) for every item, in order, on
+    ``world_size`` spawned processes of one gloo group (:func:`init_gloo`), with a barrier
+    after each item: ``(per_rank, failure)``, ``per_rank[r]`` the results rank ``r`` recorded
+    (shorter than ``items`` when it stopped; an item it failed on is ``{"rank", "error"}``) and
+    ``failure`` the last line of torch's report when a rank failed (None otherwise)."""
+    import torch.multiprocessing as mp
+    from torch.multiprocessing.spawn import ProcessException
+
+    with tempfile.TemporaryDirectory(prefix="pipebounds-ranks-") as outdir:
+        failure = None
+        try:
+            mp.spawn(_rank_main, args=(world_size, _free_port(), task, list(items), outdir,
+                                       timeout), nprocs=world_size, join=True)
+        except ProcessException as exc:  # a rank failed: its peers stopped too
+            failure = str(exc).strip().splitlines()[-1][:300]
+        per_rank = []
+        for r in range(world_size):
+            path = os.path.join(outdir, f"rank{r}.pt")
+            per_rank.append(torch.load(path, weights_only=False) if os.path.exists(path) else [])
+    return per_rank, failure
+
+
+def _run_document(rank: int, doc: dict, spec: ModelSpec) -> dict:
+    """One rank's part of one orders document (:func:`execute_documents`)."""
+    inst = schedule_from_document(doc).instance
+    stages = build_stages(spec, inst.S)
+    mine = {s: stages[s] for s in inst.stages_of(rank)}
+    inputs, targets = microbatches(spec, inst.m)
+    res = run_schedule(doc, mine, inputs, targets, loss_fn)
+    res["grads"] = {s: [p.grad.detach().clone() if p.grad is not None
+                        else torch.zeros_like(p) for p in mod.parameters()]
+                    for s, mod in mine.items()}
+    return res
 
 
 def execute_documents(docs: Sequence[dict], world_size: int, spec: Optional[ModelSpec] = None,
@@ -81,9 +126,6 @@ def execute_documents(docs: Sequence[dict], world_size: int, spec: Optional[Mode
     (model units), ``predicted_seconds`` (with ``profile``: the makespan of the same orders
     with the profiled per-stage durations, :func:`.profile.instance_with_profile`) and
     ``measured_seconds`` (the slowest rank's step)."""
-    import torch.multiprocessing as mp
-    from torch.multiprocessing.spawn import ProcessException
-
     spec = spec or ModelSpec()
     docs = [dict(d["schedule"]) if "orders" not in d and isinstance(d.get("schedule"), dict)
             else dict(d) for d in docs]
@@ -91,19 +133,9 @@ def execute_documents(docs: Sequence[dict], world_size: int, spec: Optional[Mode
         P = schedule_from_document(doc).instance.P
         if P != world_size:
             raise ValueError(f"a document has P={P} GPUs but --world-size is {world_size}")
-    with tempfile.TemporaryDirectory(prefix="pipebounds-execute-") as outdir:
-        failure = None
-        try:
-            mp.spawn(_worker, args=(world_size, _free_port(), docs, spec, outdir, timeout),
-                     nprocs=world_size, join=True)
-        except ProcessException as exc:  # a rank failed: its peers stopped too
-            failure = str(exc).strip().splitlines()[-1][:300]
-        per_rank = []
-        for r in range(world_size):
-            path = os.path.join(outdir, f"rank{r}.pt")
-            got = torch.load(path, weights_only=False) if os.path.exists(path) else []
-            per_rank.append(got + [{"rank": r, "error": f"did not run: a rank failed "
-                                                        f"({failure})"}] * (len(docs) - len(got)))
+    got, failure = run_on_ranks(partial(_run_document, spec=spec), docs, world_size, timeout)
+    per_rank = [rows + [{"rank": r, "error": f"did not run: a rank failed ({failure})"}]
+                * (len(docs) - len(rows)) for r, rows in enumerate(got)]
     reports = []
     for k, doc in enumerate(docs):
         sched = schedule_from_document(doc)
