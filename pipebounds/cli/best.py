@@ -16,9 +16,10 @@ from fractions import Fraction
 
 from schedules.stopping import signalled
 
-from .common import (CLIError, add_instance_flags, add_progress_flags, exact_or_none, exact_string,
-                     instance_from_args, memory_limit, number_or_none, print_json, progress_arg,
-                     quantity, seconds_flag, check_solvable)
+from .common import (CLIError, add_budget_flags, add_instance_flags, add_progress_flags,
+                     exact_or_none, exact_string, instance_from_args, memory_limit,
+                     number_or_none, print_json, progress_arg, quantity, seconds_flag,
+                     check_solvable)
 
 
 from schedules.remat_policies import POLICIES
@@ -31,10 +32,7 @@ def register(sub) -> None:
                                    "them by makespan beside the lower bound and the exact "
                                    "optimum (when proven quickly).")
     add_instance_flags(p)
-    p.add_argument("--budget-bytes", type=str, default=None, metavar="X",
-                   help="bytes per GPU (needs --memory); replaces -K")
-    p.add_argument("--memory", type=str, default=None, metavar="JSON|FILE",
-                   help="the memory model (CLI.md 'memory' object), inline JSON or a file")
+    add_budget_flags(p)
     p.add_argument("--backward", action="store_true",
                    help="also allow backward recomputes (split form; the bound and optimum do "
                         "not model them)")

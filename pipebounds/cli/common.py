@@ -345,6 +345,21 @@ def print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
+def add_document_arg(p: argparse.ArgumentParser) -> None:
+    """The positional orders document of ``simulate``, ``gantt``, ``export``, ``remat`` and
+    ``execute`` (read by :func:`read_one_schedule` and the commands' readers)."""
+    p.add_argument("file", help="orders document (JSON), or - for standard input")
+
+
+def add_budget_flags(p: argparse.ArgumentParser) -> None:
+    """``--budget-bytes X`` and ``--memory JSON|FILE`` of ``best`` and ``synthesize`` (read by
+    :func:`memory_limit`)."""
+    p.add_argument("--budget-bytes", type=str, default=None, metavar="X",
+                   help="bytes per GPU (needs --memory, or memory in --instance); replaces -K")
+    p.add_argument("--memory", type=str, default=None, metavar="JSON|FILE",
+                   help="the memory model (CLI.md 'memory' object), inline JSON or a file")
+
+
 def memory_arg(text: str):
     """The ``--memory`` argument: a ``memory`` object (CLI.md), inline JSON or a file, read
     through the one reader at the door (:func:`read_text`, :func:`schedules.io.parse_json`:

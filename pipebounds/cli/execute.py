@@ -12,6 +12,8 @@ not installed, the document invalid, its ``P`` not N).
 
 from __future__ import annotations
 
+from .common import add_document_arg
+
 TOLERANCE = 1e-9
 
 
@@ -50,7 +52,7 @@ def register(sub) -> None:
                        description="Run one orders document (JSON file, or - for standard input; "
                                    "an object wrapping it under 'schedule' too) for one training "
                                    "step of a built-in model on N local gloo processes.")
-    p.add_argument("file", help="orders document (JSON), or - for standard input")
+    add_document_arg(p)
     p.add_argument("--world-size", type=int, required=True, help="processes (= the document's P)")
     add_model_flags(p)
     p.add_argument("--check", action="store_true",

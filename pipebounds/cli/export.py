@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from schedules.comms import P2P_MODES
 
+from .common import add_document_arg
+
 FORMATS = ("chrome-trace", "torch-csv")
 
 
@@ -31,7 +33,7 @@ def register(sub) -> None:
                        description="Export one orders document (JSON file, or - for standard "
                                    "input): chrome-trace (Perfetto, chrome://tracing) or "
                                    "torch-csv (torch.distributed.pipelining's _load_csv).")
-    p.add_argument("file", help="orders document (JSON), or - for standard input")
+    add_document_arg(p)
     p.add_argument("--format", required=True, choices=FORMATS, help="output format")
     p.add_argument("-o", "--output", required=True, help="output file, or - for standard output")
     p.add_argument("--us-per-unit", default="1",

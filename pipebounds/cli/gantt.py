@@ -17,7 +17,7 @@ import os
 
 from schedules.io import printable_text
 
-from .common import whole_flag
+from .common import add_document_arg, whole_flag
 
 PICTURES = (".png", ".svg", ".pdf")
 
@@ -28,7 +28,7 @@ def register(sub) -> None:
                                    "input) as a Gantt chart with a memory panel; .html gives an "
                                    "interactive page (zoom, hover, dependencies). Exit 1 when "
                                    "the schedule is invalid (drawn with its violations marked).")
-    p.add_argument("file", help="orders document (JSON), or - for standard input")
+    add_document_arg(p)
     p.add_argument("-o", "--output", required=True, help="output: .png, .svg, .pdf or .html")
     p.add_argument("--no-memory", action="store_true", help="omit the memory panel (pictures)")
     p.add_argument("--title", default=None, type=printable_text,

@@ -24,8 +24,8 @@ from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.instance import to_fraction, InstanceError
 from schedules.remat import RematError
 from schedules.remat_policies import POLICIES
-from .common import (CLIError, exact_or_none, limit_flag, number_or_none, print_json, quantity,
-                     read_text, seconds_flag)
+from .common import (CLIError, add_document_arg, exact_or_none, limit_flag, number_or_none,
+                     print_json, quantity, read_text, seconds_flag)
 
 
 def register(sub) -> None:
@@ -36,7 +36,7 @@ def register(sub) -> None:
                                    "every (microbatch, stage), keep or recompute, minimising the "
                                    "makespan (or the largest per-GPU span) under the memory "
                                    "limit; exact (CP-SAT), status optimal only when proven.")
-    p.add_argument("file", help="orders document (JSON), or - for standard input")
+    add_document_arg(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("-K", type=str, default=None,
                    help="activations per GPU (default: the document's K)")

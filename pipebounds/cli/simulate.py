@@ -8,14 +8,15 @@ from schedules.comms import P2P_MODES, check_p2p
 from schedules.compiled import has_backward_recompute
 from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.simulate import simulate
-from .common import CLIError, exact_string, number, print_json, quantities, quantity, read_text
+from .common import (CLIError, add_document_arg, exact_string, number, print_json, quantities,
+                     quantity, read_text)
 
 
 def register(sub) -> None:
     p = sub.add_parser("simulate", help="validate and time orders documents",
                        description="Validate and ASAP-time one orders document or a JSON list of "
                                    "them. Exit 0 if all are valid, 1 if one is not, 2 on bad input.")
-    p.add_argument("file", help="orders document (JSON), or - for standard input")
+    add_document_arg(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--p2p", choices=P2P_MODES, default=None,
                    help="also run the send/receive order (the document's comms, or receives "

@@ -20,7 +20,7 @@ from __future__ import annotations
 import signal
 import sys
 
-from .common import (CLIError, add_instance_flags, exact_string, instance_from_args,
+from .common import (CLIError, add_budget_flags, add_instance_flags, exact_string, instance_from_args,
                      memory_limit, number, print_json, quantity)
 from .common import check_solvable, whole_flag
 from .solve import EXIT_SIGNAL, _Interrupt, _time_limit
@@ -39,10 +39,7 @@ def register(sub) -> None:
                     "bound. SIGINT (Ctrl-C) or SIGTERM ends with the best so far, exit status "
                     "130 or 143.")
     add_instance_flags(p)
-    p.add_argument("--budget-bytes", type=str, default=None, metavar="X",
-                   help="bytes per GPU (needs --memory, or memory in --instance); replaces -K")
-    p.add_argument("--memory", type=str, default=None, metavar="JSON|FILE",
-                   help="the memory model (CLI.md 'memory' object), inline JSON or a file")
+    add_budget_flags(p)
     p.add_argument("--time-limit", type=str, default=str(int(DEFAULT_TIME_LIMIT)), metavar="S",
                    help=f"seconds (default {int(DEFAULT_TIME_LIMIT)})")
     p.add_argument("--objective", choices=("makespan", "span"), default="makespan",
