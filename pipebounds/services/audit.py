@@ -360,7 +360,7 @@ def _balanced_repeating(name: str, P: int, m: int) -> Fraction:
 
 
 def _unbalanced_grid():
-    return _split_grid(range(2, 9), lambda P: (3 * P,), UNBALANCED, v=2, placement="vshape")()
+    return _split_grid(range(2, 7), lambda P: (3 * P,), UNBALANCED, v=2, placement="vshape")()
 
 
 BALANCE_READING = (
@@ -394,7 +394,7 @@ def _balance(name: str, label: str, degrades: bool) -> Claim:
     return Claim(f"unbalanced-{name}", text,
                  "Qi et al., Pipeline Parallelism with Controllable Memory (NeurIPS 2024)",
                  "span", name,
-                 "P 2..8, m = 3P vs 4P, (f, b_I, b_W) every unequal triple of {1,2,3} and "
+                 "P 2..6, m = 3P vs 4P, (f, b_I, b_W) every unequal triple of {1,2,3} and "
                  "1157 : 1330 : 1023 (V100)", _unbalanced_grid, measure, lambda i: claimed,
                  compare=compare, companion=_plus_p, note=note)
 
