@@ -213,10 +213,12 @@ def test_batch_array_path_answers_every_line_as_the_per_instance_path(raws):
     from pipebounds.cli.common import jsonable
 
     lines = [json.dumps(r).encode() for r in raws]
-    got = json.loads(batch_bound_json(b"\n".join(lines), bound_report)) if lines else []
     want = [json.loads(json.dumps(jsonable(slow_line(ln, k, bound_report))))
             for k, ln in enumerate(lines, 1)]
-    assert got == want
+    for min_lines in (64, 1):   # json.loads line by line; every line read by its shape
+        got = (json.loads(batch_bound_json(b"\n".join(lines), bound_report, min_lines))
+               if lines else [])
+        assert got == want
 
 
 def test_batch_array_path_writes_the_bytes_of_json_dumps(tmp_path, capsys):

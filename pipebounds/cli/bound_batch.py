@@ -1,26 +1,30 @@
 """``pipebounds bound --batch`` without ``--certify``: JSON lines in, a JSON list out, fast.
 
-The lines are parsed in one ``json.loads`` call; every line with integer fields in the ranges of
-:data:`bounds.batch.LIMITS` (named placement, integer durations, no delay) goes through the
-array evaluation :func:`bounds.batch.lower_bounds` and the lookups of
-:mod:`pipebounds.certify` (the checked ranges' vectorised twin
-:func:`pipebounds.certify.checked.checked_rows`, pipebounds/data/optima.jsonl by an integer key);
-any other line (a rational duration, ``stage_to_rank``, ``c``, a bad value, ...) through the
-per-instance path of :func:`pipebounds.cli.bound.bound_report`, which also writes the error of a
-bad line. The output objects are the same either way (tests/test_cli_bound.py compares them),
-and so are the bytes: the array path writes the text ``json.dumps`` would write, directly (the
-encoder would cost more than the bounds). Rows of one shape (the same terms applying, the same
+The lines are read a column at a time: the lines of a common shape (the same bytes but for
+their digits, :mod:`pipebounds.cli.json_lines`) by numpy, the others by ``json.loads`` line by
+line. Every line with integer fields in the ranges of :data:`bounds.batch.LIMITS` (named
+placement, integer durations, no delay) goes through the array evaluation
+:func:`bounds.batch.lower_bounds` and the lookups of :mod:`pipebounds.certify` (the checked
+ranges' vectorised twin :func:`pipebounds.certify.checked.checked_rows`,
+pipebounds/data/optima.jsonl by an integer key); any other line (a rational duration,
+``stage_to_rank``, ``c``, a bad value, ...) through the per-instance path of
+:func:`pipebounds.cli.bound.bound_report`, which also writes the error of a bad line. The
+output objects are the same either way (tests/test_cli_bound.py compares them), and so are
+the bytes: the array path writes the text ``json.dumps`` would write, directly (the encoder
+would cost more than the bounds). Rows of one shape (the same terms applying, the same
 fractions, fused or split, the same basis) are one sequence of constant and value pieces,
-joined per row; ints become text through a table of small ints. The cost per instance is then
-about a third each in reading (``json.loads``, the columns), the array evaluation and writing
-(benchmarks/bench_bound_batch_command.py measures the command end to end).
+joined per row; ints become text through a table of small ints.
+benchmarks/bench_bound_batch_command.py measures the command end to end.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -28,14 +32,22 @@ from bounds.batch import Rows, lower_bounds, supported
 from bounds.evaluate import TERM_IDS
 
 from .common import batch_result, jsonable, read_batch_line
+from .json_lines import Shape, read_shapes
 from ..certify.checked import checked_rows
 from ..certify.optima import table_optima_rows
 
+MIN_SHAPE_LINES = 64
+"""Lines of one shape read a column at a time when at least this many (fewer: ``json.loads``
+line by line is cheaper than the shape's few hundred microseconds of numpy calls)."""
 _VEC_KEYS = {"P", "m", "K", "v", "placement", "f", "b", "b_input", "b_weight"}
 
 
 def _int_column(values) -> tuple[np.ndarray, np.ndarray]:
-    """``(int64 array, ok)``: ``ok`` where the value is an int (not a bool) in ``[1, 2^62)``."""
+    """``(int64 array, ok)``: ``ok`` where the value is an int (not a bool) in ``[1, 2^62)``.
+    ``values``: a list of JSON values, or an int64 array of integers in ``[0, 2^62)`` (a
+    column of digit runs, :func:`pipebounds.cli.json_lines.read_shapes`)."""
+    if type(values) is np.ndarray:
+        return values, values >= 1
     if set(map(type, values)) == {int}:
         try:
             arr = np.array(values, dtype=np.int64)
@@ -51,8 +63,20 @@ _ABSENT = object()
 _PLACEMENTS = {"looped": 0, "vshape": 1}
 
 
+def _K_column(values) -> tuple[np.ndarray, np.ndarray]:
+    """``(K, ok)``: :func:`_int_column`, with null and ``"inf"`` read as 0 (unconstrained)."""
+    if type(values) is np.ndarray or set(map(type, values)) == {int}:
+        return _int_column(values)
+    unbounded = np.array([x is None or x == "inf" for x in values], bool)
+    K, ok = _int_column([1 if x is None or x == "inf" else x for x in values])
+    K[unbounded] = 0
+    return K, ok
+
+
 def _placement_column(values) -> tuple[np.ndarray, np.ndarray]:
     """``(vshape, ok)``: the placement named vshape; ``ok`` where it is looped or vshape."""
+    if type(values) is np.ndarray:           # integers: never a placement
+        return np.zeros(values.shape, bool), np.zeros(values.shape, bool)
     if set(map(type, values)) == {str}:
         codes = list(map(_PLACEMENTS.get, values))
         if None not in codes:
@@ -62,15 +86,37 @@ def _placement_column(values) -> tuple[np.ndarray, np.ndarray]:
     return vs, vs | np.array([type(x) is str and x == "looped" for x in values], bool)
 
 
-def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, fields)``: the lines whose fields the array path takes, and their
-    ``(P, m, K, v, vshape, f, b, bI, bW)`` (``K`` 0: unconstrained; ``vshape``: the placement
-    named, also for ``v = 1``). A line is taken when it is a JSON object with only the keys of
-    :data:`_VEC_KEYS`, whole numbers >= 1 that :func:`bounds.batch.supported` takes (``K`` also null
-    or ``"inf"``), a named placement, and ``b = b_input + b_weight`` when all three are given
-    (``b`` null reads as not given); any other line (an alias key, ``c``, a rational duration,
-    a fault) goes to the per-instance path, which reads it as a single ``bound`` would. The
-    fields are read and checked a column at a time."""
+def _optional_int_column(values, absent, default: int) -> tuple[np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """``(int64 array, ok, given)``: :func:`_int_column` with ``default`` where the value is
+    ``absent`` (compared by identity), and where it is not."""
+    if type(values) is np.ndarray:
+        return values, values >= 1, np.ones(values.shape, bool)
+    given = np.array([x is not absent for x in values], bool)
+    if not given.all():
+        values = [default if x is absent else x for x in values]
+    return (*_int_column(values), given)
+
+
+@dataclass(frozen=True)
+class _Repeated:
+    """A column holding one value ``n`` times (a constant key of a plain shape)."""
+
+    value: Any
+    n: int
+
+
+def _each(convert: Callable, values) -> tuple:
+    """``convert(values)``; a :class:`_Repeated` column is converted once and repeated."""
+    if type(values) is _Repeated:
+        return tuple(np.repeat(x, values.n) for x in convert([values.value]))
+    return convert(values)
+
+
+def _dict_columns(raws: list) -> tuple[np.ndarray, Callable]:
+    """``(rows, column)``: the JSON objects among ``raws`` with only the keys of
+    :data:`_VEC_KEYS`, and ``column(key, *default)`` the list of their values of ``key``
+    (``dict.get``)."""
     n = len(raws)
     if set(map(type, raws)) == {dict} and set().union(*raws) <= _VEC_KEYS:
         rows = np.arange(n)
@@ -79,46 +125,65 @@ def _fast_columns(raws: list) -> tuple[np.ndarray, np.ndarray]:
         plain = np.array([type(d) is dict and d.keys() <= _VEC_KEYS for d in raws], bool)
         rows = np.flatnonzero(plain)
         ds = [raws[i] for i in rows.tolist()]
-    if not ds:
-        return rows, np.zeros((0, 9), np.int64)
 
     def column(key, *default):
         return list(map(dict.get, ds, repeat(key), *(repeat(x) for x in default)))
 
-    Pr, mr, Kr, vr, fr, br = (column("P"), column("m"), column("K"), column("v", 1),
-                              column("f", 1), column("b"))
-    plr, Ir, Wr = (column("placement", "looped"), column("b_input", _ABSENT),
-                   column("b_weight", _ABSENT))
-    P, okP = _int_column(Pr)
-    m, okm = _int_column(mr)
-    v, okv = _int_column(vr)
-    f, okf = _int_column(fr)
-    if set(map(type, Kr)) == {int}:
-        K, okK = _int_column(Kr)
-    else:
-        unbounded = np.array([x is None or x == "inf" for x in Kr], bool)
-        K, okK = _int_column([1 if x is None or x == "inf" else x for x in Kr])
-        K[unbounded] = 0
-    vshape, okpl = _placement_column(plr)
-    b_given = np.array([x is not None for x in br], bool)
-    b, okb = _int_column([2 if x is None else x for x in br] if not b_given.all() else br)
-    if Ir.count(_ABSENT) == len(Ir) and Wr.count(_ABSENT) == len(Wr):   # all fused
-        bI = bW = np.zeros(len(ds), np.int64)
+    return rows, column
+
+
+def _shape_columns(shape: Shape) -> tuple[np.ndarray, Callable]:
+    """:func:`_dict_columns` of the lines of one plain shape (:mod:`.json_lines`): the lines,
+    and per key an integer column where its value is a digit run, else its constant
+    (:class:`_Repeated`)."""
+    n = shape.lines.size
+
+    def column(key, *default):
+        if key in shape.ints:
+            return shape.ints[key]
+        return _Repeated(shape.consts.get(key, *default), n)
+
+    return shape.lines, column
+
+
+def _fields(column: Callable, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(ok, fields)``: the lines whose fields the array path takes, and their
+    ``(P, m, K, v, vshape, f, b, bI, bW)`` (``K`` 0: unconstrained; ``vshape``: the placement
+    named, also for ``v = 1``), for the ``n`` JSON objects (with only keys of
+    :data:`_VEC_KEYS`) whose values ``column(key, *default)`` gives (:func:`_dict_columns`,
+    :func:`_shape_columns`). A line is taken when its values are whole numbers >= 1 that
+    :func:`bounds.batch.supported` takes (``K`` also null or ``"inf"``), a named placement, and
+    ``b = b_input + b_weight`` when all three are given (``b`` null reads as not given); any
+    other line (an alias key, ``c``, a rational duration, a fault) goes to the per-instance
+    path, which reads it as a single ``bound`` would. The fields are read and checked a column
+    at a time."""
+    if not n:
+        return np.zeros(0, bool), np.zeros((0, 9), np.int64)
+    P, okP = _each(_int_column, column("P"))
+    m, okm = _each(_int_column, column("m"))
+    K, okK = _each(_K_column, column("K"))
+    v, okv = _each(_int_column, column("v", 1))
+    vshape, okpl = _each(_placement_column, column("placement", "looped"))
+    f, okf = _each(_int_column, column("f", 1))
+    b, okb, b_given = _each(partial(_optional_int_column, absent=None, default=2),
+                            column("b"))
+    bI, okI, has_I = _each(partial(_optional_int_column, absent=_ABSENT, default=1),
+                           column("b_input", _ABSENT))
+    bW, okW, has_W = _each(partial(_optional_int_column, absent=_ABSENT, default=1),
+                           column("b_weight", _ABSENT))
+    if not has_I.any() and not has_W.any():   # all fused
+        bI = bW = np.zeros(n, np.int64)
         ok = okb
     else:
-        has_I = np.array([x is not _ABSENT for x in Ir], bool)
-        has_W = np.array([x is not _ABSENT for x in Wr], bool)
         has_split = has_I | has_W
-        bI, okI = _int_column([1 if x is _ABSENT else x for x in Ir])
-        bW, okW = _int_column([1 if x is _ABSENT else x for x in Wr])
         split_ok = okI & okW & has_I & has_W & (~b_given | (okb & (b == bI + bW)))
         b = np.where(has_split, bI + bW, b)
         bI = np.where(has_split, bI, 0)
         bW = np.where(has_split, bW, 0)
         ok = np.where(has_split, split_ok, okb)
-    ok &= okP & okm & okv & okf & okK & okpl & supported(P, m, K, v, f, b, bI, bW)
+    ok = ok & okP & okm & okv & okf & okK & okpl & supported(P, m, K, v, f, b, bI, bW)
     fields = np.stack([P, m, K, v, vshape.astype(np.int64), f, b, bI, bW], 1)
-    return rows[ok], fields[ok]
+    return ok, fields
 
 
 def _num(n: int, d: int, key: str) -> str:
@@ -251,10 +316,10 @@ def slow_line(line: bytes, lineno: int, report: Callable) -> dict:
     return batch_result(*read_batch_line(line, lineno), report)
 
 
-def batch_bound_json(data: bytes, report: Callable) -> str:
+def batch_bound_json(data: bytes, report: Callable, min_lines: int = MIN_SHAPE_LINES) -> str:
     """The JSON list of ``bound --batch`` for the JSON lines ``data`` (split on ``\\n`` only);
     ``report(inst)`` is the per-instance report for the lines the array path does not take."""
-    return "[" + ", ".join(batch_bound_rows(data, report)) + "]"
+    return "[" + ", ".join(batch_bound_rows(data, report, min_lines)) + "]"
 
 
 def write_batch_bound_json(data: bytes, report: Callable, stream, chunk: int = 2048) -> None:
@@ -267,29 +332,40 @@ def write_batch_bound_json(data: bytes, report: Callable, stream, chunk: int = 2
     stream.write("]\n")
 
 
-def _read_lines(data: bytes) -> tuple[list[bytes], list]:
-    """``(texts, raws)``: the non-blank lines of ``data`` (split on ``\\n``) and each one's
-    JSON value (None where a line is not JSON; the per-instance reader names the fault)."""
-    texts = list(filter(bytes.strip, data.split(b"\n")))
+def _json_or_none(line: bytes):
+    """``json.loads(line)``, or None where the line is not JSON (the per-instance reader names
+    the fault)."""
     try:
-        raws = json.loads(b"[" + b",".join(texts) + b"]")
-    except Exception:  # noqa: BLE001 - malformed, not UTF-8, too deep...: line by line
-        raws = None
-    if raws is not None and len(raws) != len(texts):
-        raws = None  # a line held several values (a comma inside): line by line
-    if raws is None:
-        raws = []
-        for ln in texts:
-            try:
-                raws.append(json.loads(ln))
-            except Exception:  # noqa: BLE001 - the per-instance reader names the fault
-                raws.append(None)
-    return texts, raws
+        return json.loads(line)
+    except Exception:  # noqa: BLE001 - malformed, not UTF-8, too deep...
+        return None
 
 
-def _line_numbers(data: bytes) -> list[int]:
-    """The 1-based line number of each non-blank line of ``data`` (as :func:`_read_lines`)."""
-    return [k for k, ln in enumerate(data.split(b"\n"), 1) if ln.strip()]
+def _read_columns(data: bytes, min_lines: int) -> tuple[Sequence[bytes], list[int], np.ndarray,
+                                                      np.ndarray]:
+    """``(texts, linenos, rows, fields)``: the non-blank lines of ``data`` (split on ``\n``),
+    their 1-based line numbers, the lines the array path takes (ascending indices into
+    ``texts``) and their fields (:func:`_fields`). Lines of a plain shape are read a column
+    at a time (:func:`pipebounds.cli.json_lines.read_shapes`, the shapes of at least
+    ``min_lines`` lines), the others by ``json.loads`` line by line."""
+    shapes, texts, rest, linenos = read_shapes(data, min_lines, _VEC_KEYS)
+    parts = []
+    for shape in shapes:
+        rows, column = _shape_columns(shape)
+        ok, fields = _fields(column, rows.size)
+        parts.append((rows[ok], fields[ok]))
+    if rest.size:
+        rows, column = _dict_columns([_json_or_none(texts[i]) for i in rest.tolist()])
+        ok, fields = _fields(column, rows.size)
+        parts.append((rest[rows[ok]], fields[ok]))
+    if not parts:
+        return texts, linenos, np.zeros(0, np.int64), np.zeros((0, 9), np.int64)
+    rows = np.concatenate([p[0] for p in parts])
+    fields = np.concatenate([p[1] for p in parts])
+    if len(parts) > 1:
+        order = np.argsort(rows, kind="stable")
+        rows, fields = rows[order], fields[order]
+    return texts, linenos, rows, fields
 
 
 _TABLE = '"table"'
@@ -297,16 +373,17 @@ _NO_OPTIMUM = ('"exact": false, "exact_basis": null, "optimum": null, "optimum_e
                '"optimum_basis": null')
 
 
-def batch_bound_rows(data: bytes, report: Callable) -> list[str]:
-    """The JSON text of each result of ``bound --batch`` (one per non-blank line of ``data``)."""
-    texts, raws = _read_lines(data)
+def batch_bound_rows(data: bytes, report: Callable,
+                     min_lines: int = MIN_SHAPE_LINES) -> list[str]:
+    """The JSON text of each result of ``bound --batch`` (one per non-blank line of ``data``);
+    ``min_lines``: the least number of lines of one shape read a column at a time
+    (:func:`_read_columns`; tests set 1)."""
+    texts, linenos, vec_rows, cols = _read_columns(data, min_lines)
     out: list[Optional[str]] = [None] * len(texts)
-    vec_rows, cols = _fast_columns(raws)
     taken = np.zeros(len(texts), bool)
     taken[vec_rows] = True
     slow = np.flatnonzero(~taken).tolist()
     if slow:
-        linenos = _line_numbers(data)
         for i in slow:
             out[i] = json.dumps(jsonable(slow_line(texts[i], linenos[i], report)))
     if not vec_rows.size:
