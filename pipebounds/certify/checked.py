@@ -104,13 +104,20 @@ def checked_range(inst: Instance) -> Optional[CheckedRange]:
     return None
 
 
-def checked_rows(r: Rows) -> np.ndarray:
-    """Per row of ``r``: it lies in some checked range (:func:`checked_range` is not None)."""
-    out = np.zeros(r.P.shape, bool)
-    for rng in CHECKED_RANGES:
-        out |= rng.contains_rows(r)
+def checked_range_rows(r: Rows) -> np.ndarray:
+    """Per row of ``r``: the index in :data:`CHECKED_RANGES` of :func:`checked_range` (the
+    first range containing it), -1 for none."""
+    out = np.full(r.P.shape, -1, np.int64)
+    for k, rng in enumerate(CHECKED_RANGES):
+        out[(out < 0) & rng.contains_rows(r)] = k
     return out
 
 
+def checked_rows(r: Rows) -> np.ndarray:
+    """Per row of ``r``: it lies in some checked range (:func:`checked_range` is not None)."""
+    return checked_range_rows(r) >= 0
+
+
 __all__ = ["CHECKED_RANGES", "CheckedRange", "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED",
-           "checked_range", "checked_rows", "single_slot_checked", "single_slot_checked_rows"]
+           "checked_range", "checked_range_rows", "checked_rows", "single_slot_checked",
+           "single_slot_checked_rows"]

@@ -55,9 +55,10 @@ def certification_report(cert) -> dict:
             "exact": cert.exact, "exact_basis": cert.exact_basis,
             "optimum": None if opt is None else number(opt),
             "optimum_exact": None if opt is None else exact_string(opt),
-            "optimum_basis": cert.basis,
+            "optimum_basis": cert.basis, "basis_detail": cert.detail or None,
             "terms": [{"name": n, "id": TERM_IDS[n], "value": number(v),
-                       "value_exact": exact_string(v)} for n, v in cert.terms]}
+                       "value_exact": exact_string(v)} for n, v in cert.terms],
+            "binding": [n for n, v in cert.terms if v == cert.value]}
 
 
 def basis_text(basis: str, detail: str) -> str:

@@ -29,12 +29,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from bounds.batch import Rows, lower_bounds, supported
-from bounds.evaluate import TERM_IDS
+from bounds.evaluate import TERM_IDS, exact_theorem
 
 from .common import batch_result, jsonable, read_batch_line
 from .json_lines import Shape, read_shapes
-from ..certify.checked import checked_rows
-from ..certify.optima import table_optima_rows
+from ..certify.checked import CHECKED_RANGES, checked_range_rows
+from ..certify.optima import RESOURCE, table_optima_rows
 
 MIN_SHAPE_LINES = 64
 """Lines of one shape read a column at a time when at least this many (fewer: ``json.loads``
@@ -232,15 +232,18 @@ def _joined(pieces: list, n: int) -> list[str]:
     return list(map("".join, zip(*(repeat(p, n) if type(p) is str else p for p in merged))))
 
 
-def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> list[str]:
+def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict, detail: np.ndarray,
+               details: list) -> list[str]:
     """The JSON text of each row of the array path. Rows of the same shape (group of terms,
-    the terms that apply, which values are fractions, fused or split, basis) are written
-    together: the row's text is a fixed sequence of constant pieces and value pieces, joined
-    per row (:func:`_joined`), the values converted to text a column at a time.
+    the terms that apply, which values are fractions, which terms bind, fused or split, basis
+    and its detail) are written together: the row's text is a fixed sequence of constant
+    pieces and value pieces, joined per row (:func:`_joined`), the values converted to text a
+    column at a time.
 
     ``cols``: the rows' ``(P, m, K, v, vshape, f, b, bI, bW)``; ``res``: their
     :class:`bounds.batch.Result`; ``basis``: per row 0 none, 1 theorem, 2 checked, 3 table;
-    ``table_mid``: per table row, the text of its exact flag and optimum."""
+    ``table_mid``: per table row, the text of its exact flag and optimum; ``detail``: per row
+    an index into ``details``, the ``basis_detail`` texts (``details[0]`` is ``null``)."""
     N = cols.shape[0]
     # per row, the codes (:func:`_strs`) of (P, m, K, v, placement, f, b_I, b_W, b, bound, its
     # exact string); fractions of the bound and the table's optimum part are patched in
@@ -250,14 +253,19 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
     codes[:, 4] = np.where(cols[:, 4] > 0, _VSHAPE, _LOOPED)
     codes[:, 9] = codes[:, 10] = np.where(res.den == 1, res.num, 0)
     frac = res.den != 1
-    other = (cols[:, 7] > 0).astype(np.int64) + 2 * basis.astype(np.int64)   # 3 bits
+    # the shape's row part: split (1 bit), basis (2 bits), detail (8 bits)
+    other = ((cols[:, 7] > 0).astype(np.int64) + 2 * basis.astype(np.int64)
+             + 8 * detail.astype(np.int64))
     perm, out = [], []
     for g in res.groups:
         J = len(g.names)
+        assert J <= 16 and len(details) <= 256       # the shape key fits in 63 bits
         fr = g.mask & (g.den != 1)
-        bits = ((g.mask.astype(np.int64) << (2 * np.arange(J))).sum(1)
-                + (fr.astype(np.int64) << (2 * np.arange(J) + 1)).sum(1))
-        shapes, inv = np.unique(bits * 8 + other[g.idx], return_inverse=True)
+        bind = g.mask & (g.num == res.num[g.idx, None]) & (g.den == res.den[g.idx, None])
+        bits = ((g.mask.astype(np.int64) << (3 * np.arange(J))).sum(1)
+                + (fr.astype(np.int64) << (3 * np.arange(J) + 1)).sum(1)
+                + (bind.astype(np.int64) << (3 * np.arange(J) + 2)).sum(1))
+        shapes, inv = np.unique(bits * 2048 + other[g.idx], return_inverse=True)
         inv = inv.reshape(-1)
         order = np.argsort(inv, kind="stable")
         ends = np.searchsorted(inv[order], np.arange(shapes.size + 1)).tolist()
@@ -274,7 +282,8 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
         texts = _strs(np.where(g.mask[order], num, 0)).T        # (term, row)
         for u, shape in enumerate(shapes.tolist()):
             s, e = ends[u], ends[u + 1]
-            split, bs, mask_bits = bool(shape & 1), (shape >> 1) & 3, shape >> 3
+            split, bs, dt, term_bits = (bool(shape & 1), (shape >> 1) & 3, (shape >> 3) & 255,
+                                        shape >> 11)
             c = G[s:e].T.tolist()
             pieces: list = ['{"instance": {"P": ', c[0], ', "m": ', c[1], ', "K": ', c[2],
                             ', "v": ', c[3], ', "placement": ', c[4], ', "f": ', c[5]]
@@ -291,19 +300,22 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict) -> lis
                 pieces += [f'"exact": true, "exact_basis": {_BASIS_TEXT[bs]}, "optimum": ',
                            c[9], ', "optimum_exact": "', c[10],
                            f'", "optimum_basis": {_BASIS_TEXT[bs]}']
-            pieces.append(', "terms": [')
+            pieces.append(f', "basis_detail": {details[dt]}, "terms": [')
             sep = ""
+            binding = []
             for j, name in enumerate(g.names):
-                if not mask_bits >> (2 * j) & 1:
+                if not term_bits >> (3 * j) & 1:
                     continue
-                if mask_bits >> (2 * j + 1) & 1:
+                if term_bits >> (3 * j + 1) & 1:
                     value, exact = _fractions(num[s:e, j], den[s:e, j])
                 else:
                     value = exact = texts[j, s:e].tolist()
                 pieces += [f'{sep}{{"name": "{name}", "id": "{TERM_IDS[name]}", "value": ', value,
                            ', "value_exact": "', exact, '"}']
                 sep = ", "
-            pieces.append("]}")
+                if term_bits >> (3 * j + 2) & 1:
+                    binding.append(f'"{name}"')
+            pieces.append(f'], "binding": [{", ".join(binding)}]}}')
             out += _joined(pieces, e - s)
     back = np.empty(N, dtype=np.int64)
     back[np.concatenate(perm)] = np.arange(N)
@@ -392,21 +404,42 @@ def batch_bound_rows(data: bytes, report: Callable,
              cols[:, 4].astype(bool) & (cols[:, 3] > 1), cols[:, 5], cols[:, 6], cols[:, 7],
              cols[:, 8])
     res = lower_bounds(r)
-    # the basis of a known optimum: a theorem's exact case, a checked range, the table
+    # the basis of a known optimum: a theorem's exact case, a checked range, the table; and
+    # its detail (certify's: the theorem id, the range's id, the table's file name)
+    details = ["null"]
+    code: dict = {}
+
+    def detail_code(text: str) -> int:
+        if text not in code:
+            code[text] = len(details)
+            details.append(json.dumps(text))
+        return code[text]
+
     basis = np.zeros(cols.shape[0], np.int8)           # 0 none, 1 theorem, 2 checked, 3 table
-    basis[checked_rows(r)] = 2
-    basis[np.array([t is not None for t in res.theorem.tolist()], bool)] = 1
+    detail = np.zeros(cols.shape[0], np.int64)
+    in_range = checked_range_rows(r)
+    basis[in_range >= 0] = 2
+    range_codes = np.array([detail_code(rng.id) for rng in CHECKED_RANGES] + [0], np.int64)
+    detail[:] = range_codes[in_range]
+    for g in res.groups:
+        theorems = [exact_theorem(name) for name in g.names]
+        lut = np.array([-1 if t is None else detail_code(t) for t in theorems] + [-1], np.int64)
+        hit = lut[g.first]
+        basis[g.idx[hit >= 0]] = 1
+        detail[g.idx] = np.where(hit >= 0, hit, detail[g.idx])
     table_mid = {}
     candidates = np.flatnonzero(basis == 0)
     if candidates.size:
+        table_detail = detail_code(RESOURCE[-1])
         for k, known in table_optima_rows(cols, candidates).items():
             ex = known * int(res.den[k]) == int(res.num[k])
             basis[k] = 3
+            detail[k] = table_detail
             table_mid[k] = (f'"exact": {"true" if ex else "false"}, '
                             f'"exact_basis": {_TABLE if ex else "null"}, '
                             f'"optimum": {_num(known.numerator, known.denominator, "optimum_exact")}, '
                             f'"optimum_basis": {_TABLE}')
-    rows = _rows_text(cols, res, basis, table_mid)
+    rows = _rows_text(cols, res, basis, table_mid, detail, details)
     if not slow:
         return rows
     for i, row in zip(vec_rows.tolist(), rows):
