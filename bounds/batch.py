@@ -354,6 +354,49 @@ def _gpu_subset(types, inv, m):
     return (a[u] + mu[:, None] * w[u]).max(-1)[back]
 
 
+def _memory_slots(stages: list, S: int, split: bool, m, K, f, b, bI, bW) -> np.ndarray:
+    """MW7 (finite ``K``) of every row: the maximum over GPUs, evaluated for every GPU at once
+    (arrays (rows, P)), round trips by stage group. ``stages[p]``: GPU ``p``'s stages."""
+    v = len(stages[0])
+    B = f + b
+    n = v * m
+    rel = bW if split else b
+    kk = np.minimum(K, n)
+    edge = (kk * (kk - 1) // 2 * (f + rel))[:, None]
+    work = (n * B)[:, None]
+    coef = np.array([[S - s for s in st] for st in stages], np.int64)  # (P, v), longest 1st
+    trip = (f + bI) if split else B
+    Ls = coef[None] * trip[:, None, None] + (bW[:, None, None] if split else 0)
+    mm, ff, KK, BB = m[:, None], f[:, None], K[:, None], B[:, None]
+    total = mm * Ls.sum(-1) + edge
+    x0 = np.zeros_like(total)
+    cross = np.broadcast_to(n[:, None], total.shape).copy()
+    done = np.zeros(total.shape, bool)
+    for k in range(v):                                # longest first
+        L = Ls[:, :, k]
+        slope = ff * KK + L - BB
+        diff0 = (work + x0 * ff) * KK - (total + x0 * BB)
+        hit = ~done & (diff0 + mm * slope >= 0)
+        cross = np.where(hit, x0 + np.where(diff0 >= 0, 0, -(diff0 // slope)), cross)
+        done |= hit
+        total = np.where(done, total, total - mm * L)
+        x0 = np.where(done, x0, x0 + mm)
+    # kept(x): the n - x shortest; suffix sums of the longest-first groups
+    suffix = np.concatenate([np.cumsum(Ls[:, :, ::-1], -1)[:, :, ::-1],
+                             np.zeros(Ls.shape[:2] + (1,), np.int64)], -1)
+    Lpad = np.concatenate([Ls, np.zeros(Ls.shape[:2] + (1,), np.int64)], -1)
+    inner = None
+    for x in (np.maximum(cross - 1, 0), cross):
+        full, part = x // mm, x % mm
+        kept = (mm * np.take_along_axis(suffix, full[..., None], -1)[..., 0]
+                - part * np.take_along_axis(Lpad, full[..., None], -1)[..., 0])
+        val = np.maximum((work + x * ff) * KK, kept + x * BB + edge)
+        inner = val if inner is None else np.minimum(inner, val)
+    lo = np.array([st[0] for st in stages], np.int64)
+    tail = 0 if split else lo[None] * b[:, None]
+    return ((lo[None] * ff + tail) * KK + inner).max(-1)
+
+
 def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bool) -> list[Term]:
     S = v * P
     gpu = placement_stage_to_rank(P, v, "vshape" if vshape else "looped")
@@ -381,45 +424,12 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
                               S * B + 2 * (m - 1) * np.maximum(f, b), one, no))
     mw1 = _gpu_subset(types, inv, m)
     terms.append(Term("mw_gpu_subset", one > 0, mw1, one, (m == 1) & (K == 1)))
-    # MW7, finite K: every GPU at once, arrays (rows, P); round trips by stage group
-    lo = np.array([st[0] for st in stages], np.int64)
+    # MW7, finite K: every GPU at once, arrays (rows, P); on the rows with finite K only
     if finite.any():
-        n = v * m
-        rel = bW if split else b
-        kk = np.minimum(Kc, n)
-        edge = (kk * (kk - 1) // 2 * (f + rel))[:, None]
-        work = (n * B)[:, None]
-        coef = np.array([[S - s for s in st] for st in stages], np.int64)  # (P, v), longest 1st
-        trip = (f + bI) if split else B
-        Ls = coef[None] * trip[:, None, None] + (bW[:, None, None] if split else 0)
-        mm, ff, KK, BB = m[:, None], f[:, None], Kc[:, None], B[:, None]
-        total = mm * Ls.sum(-1) + edge
-        x0 = np.zeros_like(total)
-        cross = np.broadcast_to(n[:, None], total.shape).copy()
-        done = np.zeros(total.shape, bool)
-        for k in range(v):                                # longest first
-            L = Ls[:, :, k]
-            slope = ff * KK + L - BB
-            diff0 = (work + x0 * ff) * KK - (total + x0 * BB)
-            hit = ~done & (diff0 + mm * slope >= 0)
-            cross = np.where(hit, x0 + np.where(diff0 >= 0, 0, -(diff0 // slope)), cross)
-            done |= hit
-            total = np.where(done, total, total - mm * L)
-            x0 = np.where(done, x0, x0 + mm)
-        # kept(x): the n - x shortest; suffix sums of the longest-first groups
-        suffix = np.concatenate([np.cumsum(Ls[:, :, ::-1], -1)[:, :, ::-1],
-                                 np.zeros(Ls.shape[:2] + (1,), np.int64)], -1)
-        Lpad = np.concatenate([Ls, np.zeros(Ls.shape[:2] + (1,), np.int64)], -1)
-        inner = None
-        for x in (np.maximum(cross - 1, 0), cross):
-            full, part = x // mm, x % mm
-            kept = (mm * np.take_along_axis(suffix, full[..., None], -1)[..., 0]
-                    - part * np.take_along_axis(Lpad, full[..., None], -1)[..., 0])
-            val = np.maximum((work + x * ff) * KK, kept + x * BB + edge)
-            inner = val if inner is None else np.minimum(inner, val)
-        tail = 0 if split else lo[None] * b[:, None]
-        num = (lo[None] * ff + tail) * KK + inner
-        terms.append(Term("mw_memory_slots", finite, num.max(-1), Kc, no))
+        sel = slice(None) if finite.all() else np.flatnonzero(finite)
+        num = np.zeros(m.shape, np.int64)
+        num[sel] = _memory_slots(stages, S, split, *(x[sel] for x in (m, Kc, f, b, bI, bW)))
+        terms.append(Term("mw_memory_slots", finite, num, Kc, no))
     if fused:
         forced = finite & (K < v)
         if forced.any():
@@ -429,19 +439,24 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
                               S * B + 2 * (m - 1) * b + m * f, one, no))
     slot = finite & (K <= v) & ((K == 1) if split else True)
     if slot.any():
-        bc = bI if split else b
+        # on the rows where the term applies only
+        sel = slice(None) if slot.all() else np.flatnonzero(slot)
+        ms, Ks, fs, bs, bIs, bWs, Bs = (x[sel] for x in (m, Kc, f, b, bI, bW, B))
+        bc = bIs if split else bs
         last = "I" if split else "B"
-        n = ((v - Kc + 1) * m)[:, None]
+        n = ((v - Ks + 1) * ms)[:, None]
         top = np.array([st[-1] for st in stages], np.int64)
-        G = (S - top - 1)[None] * (f + bc)[:, None]
-        span = (v * m * B)[:, None] + _min_waste(n, G, f[:, None], m[:, None])
+        G = (S - top - 1)[None] * (fs + bc)[:, None]
+        span = (v * ms * Bs)[:, None] + _min_waste(n, G, fs[:, None], ms[:, None])
         byk = [{(t[0], t[1]): t for t in ts} for ts in types]
         U = first.size
         head = np.stack([_column(byk[p][("F", st[0])][2], U) for p, st in enumerate(stages)], -1)
         tail = np.stack([_column(byk[p][(last, st[0])][3], U) for p, st in enumerate(stages)],
                         -1)
-        val = head[inv] + span + tail[inv] - (bW[:, None] if split else 0)
-        terms.append(Term("mw_single_slot", slot, val.max(-1), one, no))
+        val = np.zeros(m.shape, np.int64)
+        val[sel] = (head[inv[sel]] + span + tail[inv[sel]] - (bWs[:, None] if split else 0)
+                    ).max(-1)
+        terms.append(Term("mw_single_slot", slot, val, one, no))
     if fused and not vshape:
         case = ~finite | (K >= v * m)
         if case.any():
