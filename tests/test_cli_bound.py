@@ -257,3 +257,37 @@ def test_batch_array_path_writes_the_bytes_of_json_dumps(tmp_path, capsys):
     got = json.loads(out)
     assert {g["exact_basis"] for g in got} >= {"theorem", "checked", None}
     assert any("/" in t["value_exact"] for g in got for t in g["terms"])   # fractions written
+
+
+def test_binding_terms_and_basis_detail(capsys):
+    """``binding``: the terms equal to the bound (the text's ``<- binding``); ``basis_detail``:
+    why the optimum is known, named (theorem id, checked range, table file, certificate)."""
+    cases = [(("-P", "4", "-m", "8"), "theorem", "T1", ["fill_drain"]),
+             (("-P", "4", "-m", "8", "-K", "1"), "checked", "T3-checked",
+              ["memory_time", "single_slot", "single_slot_coupled"]),
+             (("-P", "3", "-m", "2", "-K", "1", "-v", "2", "-f", "1", "-b", "1"), "table",
+              "optima.jsonl", ["mw_gpu_subset"]),
+             (("-P", "4", "-m", "8", "-K", "4", "--b-input", "1", "--b-weight", "1",
+               "--certify", "10"), "certificate", "zb-h1", ["split_drain", "split_memory_time"]),
+             (("-P", "9", "-m", "40", "-K", "3", "-v", "2", "-f", "2", "-b", "3"), None, None,
+              None)]
+    for args, basis, detail, binding in cases:
+        res = _bound(capsys, *args)
+        assert res["exact_basis"] == basis and res["basis_detail"] == detail, args
+        marked = [t["name"] for t in res["terms"] if t["value_exact"] == res["lower_bound_exact"]]
+        assert res["binding"] == marked and marked
+        if binding is not None:
+            assert res["binding"] == binding
+        code, out, _ = run(capsys, "bound", *args)
+        assert [ln.split()[1] for ln in out.splitlines() if "<- binding" in ln] == marked
+
+
+def test_batch_line_with_two_values_is_an_error(tmp_path, capsys):
+    """A line holding two JSON values (or half of one) is an error on that line, never
+    answered with a neighbour's object (the lines were once parsed joined by commas)."""
+    path = tmp_path / "b.jsonl"
+    path.write_text('{"P": 2, "m": 2}, {"P": 3, "m": 3}\n[1\n2]\n{"P": 2, "m": 2}\n')
+    code, out, _ = run(capsys, "bound", "--batch", str(path), "--json")
+    got = json.loads(out)
+    assert code == 0 and len(got) == 4
+    assert all("error" in g for g in got[:3]) and got[3]["lower_bound"] == 9

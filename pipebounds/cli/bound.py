@@ -4,8 +4,10 @@ JSON of one instance: ``lower_bound`` (number), ``lower_bound_exact`` (string), 
 bound is proven equal to the optimum for this instance), ``exact_basis`` (why:
 ``theorem``, ``checked``, ``table``, ``certificate``, ``solver``, or null;
 :mod:`pipebounds.certify`), ``optimum`` and ``optimum_exact`` (the optimum when known by any
-basis, else null; it may exceed the bound), ``terms`` (list of ``{name, id, value,
-value_exact}``, ``id`` the theorem id of docs/theory*.md). Without ``--certify`` the command
+basis, else null; it may exceed the bound), ``basis_detail`` (the theorem id, checked range,
+table file, certificate source or engine behind ``optimum_basis``, or null), ``terms`` (list of
+``{name, id, value, value_exact}``, ``id`` the theorem id of docs/theory*.md), ``binding`` (the
+names of the terms equal to the bound). Without ``--certify`` the command
 only evaluates formulas and looks up the checked ranges and pipebounds/data/optima.jsonl (never searches);
 ``--certify S`` may spend up to ``S`` seconds per instance on a certificate schedule and then
 the exact solver. In batch mode: a JSON list, one result per input line with its
