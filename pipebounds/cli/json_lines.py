@@ -136,7 +136,7 @@ def read_shapes(data: bytes, min_lines: int = 64, keys: Optional[Set[str]] = Non
     taken = np.zeros(n, bool)
     found: list[Shape] = []
     order = np.argsort(ids, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(counts)])
+    ends = np.concatenate([[0], np.cumsum(counts)])
     buf = np.frombuffer(data, np.uint8)
     for s, u in distinct.items():
         if counts[u] < min_lines:
@@ -145,7 +145,7 @@ def read_shapes(data: bytes, min_lines: int = 64, keys: Optional[Set[str]] = Non
         if tpl is None:
             continue
         consts, runs = tpl
-        rows = order[bounds[u]:bounds[u + 1]]
+        rows = order[ends[u]:ends[u + 1]]
         at = starts[rows]
         good = np.ones(rows.size, bool)
         ints = {}
