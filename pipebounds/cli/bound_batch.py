@@ -5,15 +5,16 @@ their digits, :mod:`pipebounds.cli.json_lines`) by numpy, the others by ``json.l
 line. Every line with integer fields in the ranges of :data:`bounds.batch.LIMITS` (named
 placement, integer durations, no delay) goes through the array evaluation
 :func:`bounds.batch.lower_bounds` and the lookups of :mod:`pipebounds.certify` (the checked
-ranges' vectorised twin :func:`pipebounds.certify.checked.checked_rows`,
+ranges' vectorised twin :func:`pipebounds.certify.checked.checked_range_rows`,
 pipebounds/data/optima.jsonl by an integer key); any other line (a rational duration,
 ``stage_to_rank``, ``c``, a bad value, ...) through the per-instance path of
 :func:`pipebounds.cli.bound.bound_report`, which also writes the error of a bad line. The
 output objects are the same either way (tests/test_cli_bound.py compares them), and so are
 the bytes: the array path writes the text ``json.dumps`` would write, directly (the encoder
-would cost more than the bounds). Rows of one shape (the same terms applying, the same
-fractions, fused or split, the same basis) are one sequence of constant and value pieces,
-joined per row; ints become text through a table of small ints.
+would cost more than the bounds). Result rows of one pattern (the same terms applying, the
+same fractions, the same binding terms, fused or split, the same basis and its detail) are one
+sequence of constant and value pieces, joined per row; ints become text through a table of
+small ints.
 benchmarks/bench_bound_batch_command.py measures the command end to end.
 """
 
