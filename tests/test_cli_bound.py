@@ -291,3 +291,23 @@ def test_batch_line_with_two_values_is_an_error(tmp_path, capsys):
     got = json.loads(out)
     assert code == 0 and len(got) == 4
     assert all("error" in g for g in got[:3]) and got[3]["lower_bound"] == 9
+
+
+def test_batch_bytes_with_large_numbers(tmp_path, capsys):
+    """Numbers past the writer's table of small ints (2^16) and instance tails past its packed
+    key (durations and K near the array path's limits) are written as ``json.dumps`` does."""
+    from pipebounds.cli.bound import bound_report
+    from schedules import Instance
+
+    lines = [{"P": 3, "m": 1000003, "K": 65536, "f": 1048576, "b": 999999},
+             {"P": 5, "m": 70001, "K": 7, "v": 2, "f": 3, "b_input": 1048575, "b_weight": 2},
+             {"P": 2, "m": 3, "K": 1, "f": 1, "b": 2},
+             {"P": 4, "m": 65537, "K": None, "v": 3, "placement": "looped", "f": 1, "b": 1},
+             {"P": 6, "m": 9, "K": 2, "f": 77777, "b": 3}]
+    want = [{"instance": Instance.from_dict(d).to_dict(), **bound_report(Instance.from_dict(d))}
+            for d in lines]
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    code, out, _ = run(capsys, "bound", "--batch", str(path), "--json")
+    assert code == 0 and out == json.dumps(want) + "\n"
+    assert max(json.loads(out)[0]["lower_bound"], json.loads(out)[3]["lower_bound"]) > 1 << 16

@@ -196,29 +196,55 @@ def _num(n: int, d: int, key: str) -> str:
 
 _BASIS_TEXT = {1: '"theorem"', 2: '"checked"'}
 _SMALL = 1 << 16
-_SPECIAL = ('"vshape"', '"looped"', "null")
-"""Texts of the codes -3, -2, -1 in :func:`_strs` (a placement, unconstrained ``K``)."""
-_NULL, _LOOPED, _VSHAPE = -1, -2, -3
-_SMALL_STR: list = []
+_TABLES: dict = {}
 
 
-def _strs(x: np.ndarray) -> np.ndarray:
-    """The text of each code of ``x`` (an object array of the same shape): ``str`` of an int
-    ``>= 0``, :data:`_SPECIAL` for -3, -2, -1. Looked up in a table of the ints below ``2^16``
-    followed by the specials (built once; a lookup costs a tenth of a conversion), converted
-    one by one otherwise."""
-    if not _SMALL_STR:
-        _SMALL_STR.append(np.array([str(k) for k in range(_SMALL)] + list(_SPECIAL), dtype=object))
-    if x.size and -len(_SPECIAL) <= x.min() and x.max() < _SMALL:
-        return _SMALL_STR[0][x]
-    return np.array([_SPECIAL[k] if k < 0 else str(k) for k in x.ravel().tolist()],
-                    dtype=object).reshape(x.shape)
+def _int_texts(x: np.ndarray, key: Optional[str] = None) -> np.ndarray:
+    """The text of each int ``k >= 0`` of ``x`` (an object array of the same shape): ``str(k)``,
+    or with ``key`` the number and the start of its exact string, ``k, "key": "k`` (the pair
+    that ``json.dumps`` writes for a quantity and its ``_exact``; the caller closes the quote).
+    Looked up in a table per ``key``, grown on demand up to the ints below ``2^16`` (a lookup
+    costs a tenth of a conversion); larger ints are converted one by one."""
+    if not x.size:
+        return np.empty(x.shape, dtype=object)
+    top = int(x.max())
+    if top >= _SMALL:
+        fmt = (lambda k: str(k)) if key is None else (lambda k: f'{k}, "{key}": "{k}')
+        return np.array([fmt(k) for k in x.ravel().tolist()], dtype=object).reshape(x.shape)
+    table = _TABLES.get(key)
+    if table is None or table.size <= top:
+        size = min(_SMALL, max(1024, 1 << top.bit_length()))
+        table = np.array([str(k) if key is None else f'{k}, "{key}": "{k}' for k in range(size)],
+                         dtype=object)
+        _TABLES[key] = table
+    return table[x]
 
 
-def _fractions(num: np.ndarray, den: np.ndarray) -> tuple[list, list]:
-    """The JSON numbers and the exact strings of the fractions ``num / den`` (``den > 1``)."""
-    n, d = num.tolist(), den.tolist()
-    return [repr(a / c) for a, c in zip(n, d)], [f"{a}/{c}" for a, c in zip(n, d)]
+def _fraction_pairs(num: np.ndarray, den: np.ndarray, key: str) -> list:
+    """:func:`_int_texts`' pairs for the fractions ``num / den`` (``den > 1``): the JSON number
+    (the float ``json.dumps`` writes) and the start of the exact string ``p/q``."""
+    return [f'{a / c!r}, "{key}": "{a}/{c}' for a, c in zip(num.tolist(), den.tolist())]
+
+
+def _instance_tails(cols: np.ndarray) -> np.ndarray:
+    """Per row, the text of its instance object after ``m`` (``, "K": ..., "b": ...}``, the keys
+    of ``Instance.to_dict``), written once per distinct ``(K, v, placement, f, b, b_I, b_W)``."""
+    sub = cols[:, 2:]                                  # K, v, vshape, f, b, bI, bW
+    sizes = sub.max(0) + 1
+    if float(np.prod(sizes.astype(float))) < 2.0 ** 62:
+        key = np.zeros(sub.shape[0], np.int64)
+        for j in range(sub.shape[1]):
+            key = key * sizes[j] + sub[:, j]
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, inv = np.unique(sub, axis=0, return_index=True, return_inverse=True)
+    texts = []
+    for K, v, vshape, f, b, bI, bW in sub[first].tolist():
+        durs = (f', "b_input": {bI}, "b_weight": {bW}, "b": {b}}}' if bI > 0 else
+                f', "b": {b}}}')
+        texts.append(f', "K": {K if K else "null"}, "v": {v}, "placement": '
+                     f'"{"vshape" if vshape else "looped"}", "f": {f}' + durs)
+    return np.array(texts, dtype=object)[inv.reshape(-1)]
 
 
 def _joined(pieces: list, n: int) -> list[str]:
@@ -235,72 +261,66 @@ def _joined(pieces: list, n: int) -> list[str]:
 
 def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict, detail: np.ndarray,
                details: list) -> list[str]:
-    """The JSON text of each row of the array path. Rows of the same shape (group of terms,
-    the terms that apply, which values are fractions, which terms bind, fused or split, basis
-    and its detail) are written together: the row's text is a fixed sequence of constant
-    pieces and value pieces, joined per row (:func:`_joined`), the values converted to text a
-    column at a time.
+    """The JSON text of each row of the array path. Rows of the same pattern (group of terms,
+    the terms that apply, which values are fractions, which terms bind, basis and its detail)
+    are written together: the row's text is a fixed sequence of constant pieces and value
+    pieces, joined per row (:func:`_joined`), the values converted to text a column at a time
+    (a number and its exact string as one piece, :func:`_int_texts`; the instance after ``m``
+    as one piece, :func:`_instance_tails`).
 
     ``cols``: the rows' ``(P, m, K, v, vshape, f, b, bI, bW)``; ``res``: their
     :class:`bounds.batch.Result`; ``basis``: per row 0 none, 1 theorem, 2 checked, 3 table;
     ``table_mid``: per table row, the text of its exact flag and optimum; ``detail``: per row
     an index into ``details``, the ``basis_detail`` texts (``details[0]`` is ``null``)."""
     N = cols.shape[0]
-    # per row, the codes (:func:`_strs`) of (P, m, K, v, placement, f, b_I, b_W, b, bound, its
-    # exact string); fractions of the bound and the table's optimum part are patched in
-    codes = np.empty((N, 11), dtype=np.int64)
-    codes[:, [0, 1, 2, 3, 5, 8, 6, 7]] = cols[:, [0, 1, 2, 3, 5, 6, 7, 8]]
-    codes[cols[:, 2] == 0, 2] = _NULL
-    codes[:, 4] = np.where(cols[:, 4] > 0, _VSHAPE, _LOOPED)
-    codes[:, 9] = codes[:, 10] = np.where(res.den == 1, res.num, 0)
-    frac = res.den != 1
-    # the shape's row part: split (1 bit), basis (2 bits), detail (8 bits)
-    other = ((cols[:, 7] > 0).astype(np.int64) + 2 * basis.astype(np.int64)
-             + 8 * detail.astype(np.int64))
+    # per row: P, m, the instance's tail, the bound and the optimum (= the bound, theorem and
+    # checked rows) as pairs with their exact strings, the table's part (table rows)
+    G = np.empty((N, 6), dtype=object)
+    G[:, 0] = _int_texts(cols[:, 0])
+    G[:, 1] = _int_texts(cols[:, 1])
+    G[:, 2] = _instance_tails(cols)
+    whole = np.where(res.den == 1, res.num, 0)
+    G[:, 3] = _int_texts(whole, "lower_bound_exact")
+    G[:, 4] = _int_texts(whole, "optimum_exact")
+    frac = np.flatnonzero(res.den != 1)
+    if frac.size:
+        G[frac, 3] = _fraction_pairs(res.num[frac], res.den[frac], "lower_bound_exact")
+        G[frac, 4] = _fraction_pairs(res.num[frac], res.den[frac], "optimum_exact")
+    for k, text in table_mid.items():
+        G[k, 5] = text
+    # the pattern's row part: basis (2 bits), detail (8 bits)
+    other = basis.astype(np.int64) + 4 * detail.astype(np.int64)
     perm, out = [], []
     for g in res.groups:
         J = len(g.names)
-        assert J <= 16 and len(details) <= 256       # the shape key fits in 63 bits
+        assert J <= 16 and len(details) <= 256       # the pattern key fits in 63 bits
         fr = g.mask & (g.den != 1)
         bind = g.mask & (g.num == res.num[g.idx, None]) & (g.den == res.den[g.idx, None])
         bits = ((g.mask.astype(np.int64) << (3 * np.arange(J))).sum(1)
                 + (fr.astype(np.int64) << (3 * np.arange(J) + 1)).sum(1)
                 + (bind.astype(np.int64) << (3 * np.arange(J) + 2)).sum(1))
-        shapes, inv = np.unique(bits * 2048 + other[g.idx], return_inverse=True)
+        patterns, inv = np.unique(bits * 1024 + other[g.idx], return_inverse=True)
         inv = inv.reshape(-1)
         order = np.argsort(inv, kind="stable")
-        ends = np.searchsorted(inv[order], np.arange(shapes.size + 1)).tolist()
+        ends = np.searchsorted(inv[order], np.arange(patterns.size + 1)).tolist()
         idx = g.idx[order]
         perm.append(idx)
-        G = np.empty((idx.size, 12), dtype=object)           # this group, in shape order
-        G[:, :11] = _strs(codes[idx])
-        for k in np.flatnonzero(frac[idx]).tolist():
-            n, d = int(res.num[idx[k]]), int(res.den[idx[k]])
-            G[k, 9], G[k, 10] = json.dumps(n / d), f"{n}/{d}"
-        for k in np.flatnonzero(basis[idx] == 3).tolist():
-            G[k, 11] = table_mid[int(idx[k])]
+        Gg = G[idx]                                           # this group, in pattern order
         num, den = g.num[order], g.den[order]
-        texts = _strs(np.where(g.mask[order], num, 0)).T        # (term, row)
-        for u, shape in enumerate(shapes.tolist()):
+        texts = _int_texts(np.where(g.mask[order], num, 0), "value_exact").T  # (term, row)
+        for u, pattern in enumerate(patterns.tolist()):
             s, e = ends[u], ends[u + 1]
-            split, bs, dt, term_bits = (bool(shape & 1), (shape >> 1) & 3, (shape >> 3) & 255,
-                                        shape >> 11)
-            c = G[s:e].T.tolist()
-            pieces: list = ['{"instance": {"P": ', c[0], ', "m": ', c[1], ', "K": ', c[2],
-                            ', "v": ', c[3], ', "placement": ', c[4], ', "f": ', c[5]]
-            if split:
-                pieces += [', "b_input": ', c[6], ', "b_weight": ', c[7], ', "b": ', c[8]]
-            else:
-                pieces += [', "b": ', c[8]]
-            pieces += ['}, "lower_bound": ', c[9], ', "lower_bound_exact": "', c[10], '", ']
+            bs, dt, term_bits = pattern & 3, (pattern >> 2) & 255, pattern >> 10
+            c = Gg[s:e].T.tolist()
+            pieces: list = ['{"instance": {"P": ', c[0], ', "m": ', c[1], c[2],
+                            ', "lower_bound": ', c[3], '", ']
             if bs == 0:
                 pieces.append(_NO_OPTIMUM)
             elif bs == 3:
-                pieces.append(c[11])
+                pieces.append(c[5])
             else:
                 pieces += [f'"exact": true, "exact_basis": {_BASIS_TEXT[bs]}, "optimum": ',
-                           c[9], ', "optimum_exact": "', c[10],
-                           f'", "optimum_basis": {_BASIS_TEXT[bs]}']
+                           c[4], f'", "optimum_basis": {_BASIS_TEXT[bs]}']
             pieces.append(f', "basis_detail": {details[dt]}, "terms": [')
             sep = ""
             binding = []
@@ -308,11 +328,11 @@ def _rows_text(cols: np.ndarray, res, basis: np.ndarray, table_mid: dict, detail
                 if not term_bits >> (3 * j) & 1:
                     continue
                 if term_bits >> (3 * j + 1) & 1:
-                    value, exact = _fractions(num[s:e, j], den[s:e, j])
+                    value = _fraction_pairs(num[s:e, j], den[s:e, j], "value_exact")
                 else:
-                    value = exact = texts[j, s:e].tolist()
+                    value = texts[j, s:e].tolist()
                 pieces += [f'{sep}{{"name": "{name}", "id": "{TERM_IDS[name]}", "value": ', value,
-                           ', "value_exact": "', exact, '"}']
+                           '"}']
                 sep = ", "
                 if term_bits >> (3 * j + 2) & 1:
                     binding.append(f'"{name}"')
