@@ -20,11 +20,11 @@ import numpy as np
 from .ops import KIND_INDEX, KINDS
 from .schedule import Schedule
 
-F, B, I, W, R = (KIND_INDEX[k] for k in KINDS)
+F, B, I, W, R, RI = (KIND_INDEX[k] for k in KINDS)
 RW = len(KINDS)
 """Internal kind index of a backward recompute (an ``R`` listed after the pair's ``I``)."""
 NK = len(KINDS) + 1
-"""Kind indices in op ids: ``F B I W R`` and :data:`RW`."""
+"""Kind indices in op ids: ``F B I W R RI`` and :data:`RW`."""
 KIND_LETTERS = KINDS + ("R",)
 """Action letter of each kind index (``RW`` prints as ``R``)."""
 
@@ -81,9 +81,11 @@ def compile_schedule(schedule: Schedule) -> Compiled:
 
 def has_backward_recompute(schedule: Schedule) -> bool:
     """Whether ``schedule`` lists an ``R`` after its pair's ``I`` (a backward recompute,
-    MODEL.md Extensions): the bound of such a schedule is
-    ``bounds.lower_bound(inst, backward_remat=True)``."""
-    return bool((compile_schedule(schedule).kind == RW).any())
+    MODEL.md Extensions), or an ``RI`` (the third option, which comes with one): the bound of
+    such a schedule is ``bounds.lower_bound(inst, backward_remat=True)`` (docs/theory.md A.11,
+    *the third option*)."""
+    kind = compile_schedule(schedule).kind
+    return bool(((kind == RW) | (kind == RI)).any())
 
 
 def _mark_backward_recomputes(kind, stage, micro, gpu, bad, S, m) -> None:
@@ -102,14 +104,14 @@ def durations_in_units(schedule: Schedule) -> np.ndarray:
     """Integer duration of each op kind on each stage, shape ``(NK, S)``, in units of
     ``1/instance.unit`` (per-stage costs, MODEL.md *Extensions*; uniform rows when uniform).
 
-    Kinds the instance has no duration for (``I``, ``W`` of a fused instance) get 0; the
+    Kinds the instance has no duration for (``I``, ``W``, ``RI`` of a fused instance) get 0; the
     validator rejects such ops before timing.
     """
     inst = schedule.instance
     u = inst.unit
     out = np.zeros((NK, inst.S), dtype=np.int64)
     for k, kind in enumerate(KIND_LETTERS):
-        if kind in ("I", "W") and not inst.split:
+        if kind in ("I", "W", "RI") and not inst.split:
             continue
         out[k] = [int(d * u) for d in inst.durations_of(kind)]
     return out

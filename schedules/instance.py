@@ -359,12 +359,12 @@ class Instance:
             return self.f
         if kind == "B":
             return self.b
-        if kind in ("I", "W"):
-            value = self.b_I if kind == "I" else self.b_W
+        if kind in ("I", "W", "RI"):
+            value = self.b_W if kind == "W" else self.b_I  # RI re-runs I: it costs b_I
             if value is None:
                 raise InstanceError(f"op kind {kind} needs split backward durations b_I, b_W")
             return value
-        raise InstanceError(f"unknown op kind {kind!r}; ops are F B I W R")
+        raise InstanceError(f"unknown op kind {kind!r}; ops are F B I W R RI")
 
     def duration(self, kind: str) -> Fraction:
         """Duration of an op of ``kind`` in ``F B I W R`` (``R`` costs ``f``).
@@ -378,7 +378,8 @@ class Instance:
         return x
 
     def duration_of(self, kind: str, s: int) -> Fraction:
-        """Duration of an op of ``kind`` on stage ``s`` (``R(j,s)`` costs ``f_s``)."""
+        """Duration of an op of ``kind`` on stage ``s`` (``R(j,s)`` costs ``f_s``, ``RI(j,s)``
+        ``b_I,s``)."""
         if not 0 <= s < self.S:
             raise InstanceError(f"stage {s} is outside 0..{self.S - 1}")
         return _at(self._field(kind), s)

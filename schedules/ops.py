@@ -8,7 +8,13 @@ Op(stage=3, kind='F', microbatch=0)
 >>> str(Op(0, "B", 7))
 '0B7'
 
-``R`` (recompute a forward before its backward) is this project's addition to torch's letters.
+``R`` (recompute a forward before its backward) is this project's addition to torch's letters,
+and so is ``RI`` (re-run the input gradient ``I(j,s)`` before ``W(j,s)``, after the backward
+recompute ``R(j,s)``: the remat paper's third option, MODEL.md third-round extensions), written
+like torch's multi-letter computation types (``2RI5``):
+
+>>> Op.parse("2RI5")
+Op(stage=2, kind='RI', microbatch=5)
 
 An overlapped forward and backward (MODEL.md, third-round extensions, ``F&B``) is written as its
 two parts joined by ``&``, the forward first, as torch writes ``(0F3;3B1)OVERLAP_F_B``:
@@ -23,8 +29,12 @@ import re
 from dataclasses import dataclass, field
 from .errors import InputError
 
-KINDS = ("F", "B", "I", "W", "R")
-"""Op kinds: forward, full backward, input-gradient backward, weight-gradient backward, recompute."""
+KINDS = ("F", "B", "I", "W", "R", "RI")
+"""Op kinds: forward, full backward, input-gradient backward, weight-gradient backward, recompute
+of a forward, recompute of an input gradient (before ``W``, the remat paper's third option)."""
+
+KIND_NAMES = "F B I W R RI"
+"""The op kinds as error messages list them."""
 
 KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 
@@ -47,7 +57,7 @@ class Op:
     def __post_init__(self) -> None:
         if not isinstance(self.kind, str) or self.kind not in KIND_INDEX:
             raise OpError(f"unknown op kind {self.kind!r} in "
-                          f"{self.stage}{self.kind}{self.microbatch}; ops are F B I W R")
+                          f"{self.stage}{self.kind}{self.microbatch}; ops are {KIND_NAMES}")
         if (isinstance(self.stage, bool) or not isinstance(self.stage, int)
                 or not 0 <= self.stage < 1 << 27):
             raise OpError(f"stage must be a whole number >= 0, got {self.stage!r}")
@@ -74,7 +84,7 @@ class Op:
                           f"like '3F0'")
         kind = match.group(2)
         if kind not in KIND_INDEX:
-            raise OpError(f"unknown op {kind!r} in action {text!r}; ops are F B I W R")
+            raise OpError(f"unknown op {kind!r} in action {text!r}; ops are {KIND_NAMES}")
         return cls(int(match.group(1)), kind, int(match.group(3)))
 
 

@@ -300,7 +300,8 @@ def normalize_orders(orders: OrdersLike, P: int) -> tuple[tuple[Op, ...], ...]:
 
 _KIND_OF_BYTE = np.full(256, -1, dtype=np.int64)
 for _k, _i in KIND_INDEX.items():
-    _KIND_OF_BYTE[ord(_k)] = _i
+    if len(_k) == 1:  # a two-letter kind (RI) makes the fast path decline: the careful reader
+        _KIND_OF_BYTE[ord(_k)] = _i
 _MAX_RUN = 10  # digits of a stage or microbatch in the packed fast path (2**32 has 10)
 
 
@@ -373,7 +374,7 @@ def parse_comm_action(text: str, p: int) -> tuple[int, str, int]:
     from .ops import split_action
 
     parts = split_action(text) if isinstance(text, str) else None
-    if parts is None or parts[1] not in COMM_KINDS + ("F", "B", "I", "W", "R"):
+    if parts is None or parts[1] not in COMM_KINDS + KINDS:
         raise ValueError(f"GPU {p}: cannot read communication-order action {str(text)[:40]!r}")
     return parts
 

@@ -5,7 +5,8 @@ of its predecessors (plus ``c`` when a predecessor runs on another GPU):
 
 * ``F(j,s)`` after ``F(j,s-1)``; the first backward op of ``(j,S-1)`` after ``F(j,S-1)``;
 * the input-gradient op (``B`` or ``I``) of ``(j,s)`` after that of ``(j,s+1)``;
-* ``W(j,s)`` after ``I(j,s)``; ``R(j,s)`` after ``F(j,s)`` and before the backward of ``(j,s)``.
+* ``W(j,s)`` after ``I(j,s)``; ``R(j,s)`` after ``F(j,s)`` and before the backward of ``(j,s)``;
+* with the third remat option, ``RI(j,s)`` after the backward ``R(j,s)`` and before ``W(j,s)``.
 
 The orders are feasible iff this timing exists (no deadlock) and no GPU ever holds more than
 ``K`` live activations. Activation ``(j,s)`` is live from the start of its storing op (``R`` if
@@ -33,7 +34,7 @@ from typing import Optional
 
 import numpy as np
 
-from .compiled import (B, F, I, KIND_LETTERS, NK, R, RW, W, Compiled, busy_durations,
+from .compiled import (B, F, I, KIND_LETTERS, NK, R, RI, RW, W, Compiled, busy_durations,
                        compile_schedule, durations_in_units, op_durations)
 from .instance import require
 from .ops import Op
@@ -200,7 +201,8 @@ def _predecessors(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     pred1[R] = F * size + base
     pred1[W] = I * size + base
     pred1[RW] = I * size + base        # backward recompute: after I(j,s), before W(j,s)
-    pred2[W] = np.where(has[RW], RW * size + base, -1)
+    pred1[RI] = RW * size + base       # third option: RI(j,s) after that R, before W(j,s)
+    pred2[W] = np.where(has[RI], RI * size + base, np.where(has[RW], RW * size + base, -1))
     # input-gradient op of (j, s+1): B if that pair is fused else I
     grad = np.where(has[I], I * size + base, B * size + base)
     for k in (B, I):
@@ -406,8 +408,10 @@ def byte_events(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     ``W``; ``transient``: the op kind's transient bytes. Needs ``instance.memory``.
     An ``F&B`` op's transient is the sum of its parts', at its first (backward) position; its
     forward part stores at the op's end, which the order (backward part first) gives.
-    Backward rematerialization: ``I`` frees all ``a_s`` and the ``R`` after it stores ``g_s``
-    (the bytes ``W`` uses), freed by ``W``.
+    Backward rematerialization: ``I`` frees ``a_s - d_s`` and the ``R`` after it stores
+    ``g_s - d_s`` (the bytes ``W`` uses, less the gradients ``d_s`` it kept), ``W`` frees ``g_s``;
+    with an ``RI`` (third option) ``I`` frees all ``a_s`` and the ``RI`` stores ``d_s``. The
+    transient is the op's, by kind and stage (``transient_of(kind, s)``).
     """
     inst = c.schedule.instance
     mm = inst.memory
@@ -416,15 +420,18 @@ def byte_events(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     stage = np.minimum(c.stage, S - 1)
     a = np.asarray([int(x * u) for x in mm.activation], dtype=object)[stage]
     g = np.asarray([int(mm.kept(s) * u) for s in range(S)], dtype=object)[stage]
+    d = np.asarray([int(mm.gradient(s) * u) for s in range(S)], dtype=object)[stage]
     store, release = store_release(c)
     has, pair, size = _present(c)
     back = has[RW * size + pair]
-    stored = np.where(c.kind == RW, g, np.where(store, a, 0))
+    third = has[RI * size + pair]
+    stored = np.where(c.kind == RW, g - d, np.where(c.kind == RI, d, np.where(store, a, 0)))
     freed = np.where(c.kind == B, np.where(release, a, 0),
-                     np.where(c.kind == I, np.where(back, a, a - g),
+                     np.where(c.kind == I, np.where(third, a, np.where(back, a - d, a - g)),
                               np.where(c.kind == W, g, 0)))
-    trans_kind = np.asarray([int(mm.transient_of(k) * u) for k in KIND_LETTERS], dtype=object)
-    trans = trans_kind[c.kind]
+    trans_table = np.asarray([[int(mm.transient_of(k, s) * u) for s in range(S)]
+                              for k in KIND_LETTERS], dtype=object)
+    trans = trans_table[c.kind, stage]
     if c.fused is not None and c.fused.any():
         # an F&B op holds both parts' transients while it runs (at its first position)
         k = np.flatnonzero(c.fused)

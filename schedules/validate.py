@@ -11,7 +11,8 @@ A schedule is valid iff it breaks none of these rules (``Violation.rule``):
 ``backward``   ``(j, s)`` has its backward in both forms, or ``I`` without ``W`` (or back)
 ``recompute``  ``R(j, s)`` listed after the backward of ``(j, s)`` or before ``F(j, s)`` (an
                ``R`` after ``I(j, s)`` is the backward recompute, MODEL.md *Extensions*:
-               it must come before ``W(j, s)``)
+               it must come before ``W(j, s)``); ``RI(j, s)`` (third option) not between
+               the backward recompute ``R(j, s)`` and ``W(j, s)``
 ``overlap``    an overlapped op (``Schedule.overlaps``) is not a backward ``B``/``I``
                followed by a forward ``F`` (MODEL.md third-round extensions, ``F&B``)
 ``deadlock``   the orders contradict the precedences (no ASAP timing exists)
@@ -39,7 +40,7 @@ from itertools import islice
 
 import numpy as np
 
-from .compiled import B, KIND_LETTERS, NK, RW, Compiled, F, I, R, W
+from .compiled import B, KIND_LETTERS, NK, RI, RW, Compiled, F, I, R, W
 
 MAX_MESSAGES_PER_RULE = 10
 
@@ -89,7 +90,7 @@ def check_structure(c: Compiled) -> list[Violation]:
         f"{name(k)} is listed on GPU {c.gpu[k]} but stage {c.stage[k]} is held by GPU "
         f"{s2r[c.stage[k]]}" for k in wrong), len(wrong))
     if not inst.split:
-        nosplit = np.flatnonzero((c.kind == I) | (c.kind == W))
+        nosplit = np.flatnonzero((c.kind == I) | (c.kind == W) | (c.kind == RI))
         _report(out, "durations", (
             f"{name(k)} on GPU {c.gpu[k]}: op {KIND_LETTERS[c.kind[k]]} needs split backward "
             f"durations (b_I, b_W), the instance has fused b only" for k in nosplit), len(nosplit))
@@ -100,7 +101,9 @@ def check_structure(c: Compiled) -> list[Violation]:
         f"{c.op_name(int(i))} is listed {counts.ravel()[i]} times" +
         (" (a forward is recomputed at most once before its input gradient)"
          if i // (S * m) == R else
-         " (a forward is recomputed at most once between I and W)" if i // (S * m) == RW else "")
+         " (a forward is recomputed at most once between I and W)" if i // (S * m) == RW else
+         " (an input gradient is recomputed at most once before W)" if i // (S * m) == RI
+         else "")
         for i in dup_ids), len(dup_ids))
     has = counts > 0
     def cells(mask):
@@ -123,7 +126,7 @@ def check_structure(c: Compiled) -> list[Violation]:
         + " (split backward needs both)" for s, j in half])
 
     # R must sit after F(j,s) and before the backward of (j,s) in its GPU's order
-    if has[R].any() or has[RW].any():
+    if has[R].any() or has[RW].any() or has[RI].any():
         pos = np.full(NK * S * m, -1, dtype=np.int64)
         local = np.arange(len(c.ids)) - c.offsets[c.gpu]
         pos[c.ids[ok]] = local[ok]
@@ -133,6 +136,16 @@ def check_structure(c: Compiled) -> list[Violation]:
             if has[W][s, j] and pos[W, s, j] < pos[RW, s, j]:
                 msgs.append(f"{s}R{j} is listed after {s}W{j}: a recompute after the input "
                             f"gradient {s}I{j} must come before the weight gradient that uses it")
+        for s, j in np.argwhere(has[RI]):
+            if not has[RW][s, j]:
+                msgs.append(f"{s}RI{j} has no backward recompute {s}R{j} between {s}I{j} and "
+                            f"{s}W{j}: re-running the input gradient needs the recomputed "
+                            f"forward (the third option is R then RI before W)")
+            elif pos[RI, s, j] < pos[RW, s, j]:
+                msgs.append(f"{s}RI{j} is listed before the backward recompute {s}R{j}: it "
+                            f"re-runs the input gradient from the recomputed forward")
+            elif has[W][s, j] and pos[W, s, j] < pos[RI, s, j]:
+                msgs.append(f"{s}RI{j} is listed after {s}W{j}: the weight gradient uses it")
         for s, j in np.argwhere(has[R]):
             pr = pos[R, s, j]
             pb = pos[B, s, j] if has[B][s, j] else pos[I, s, j]

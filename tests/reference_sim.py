@@ -204,7 +204,7 @@ def _sweep_bytes(schedule, times):
             if "W" in ks:
                 events.append((times[(p, ks["W"])][1], -g))
         for i, op in enumerate(seq):  # an F&B op holds both parts' transients while it runs
-            t = mm.transient_of(op.kind)
+            t = mm.transient_of(op.kind, op.stage)
             events.append((times[(p, i)][0], t))
             events.append((times[(p, i)][1], -t))
         events.sort()  # at equal times frees (negative) come first: half-open intervals

@@ -140,8 +140,10 @@ def test_bytes_equals_brute_force(case, data):
     budget = data.draw(st.integers(0, max(static) + sum(act) + 3))
     inst = inst.with_(memory=model)
     base = base.with_instance(inst)
+    S = inst.S
     mem = MemorySpec(tuple(act), tuple(kept), tuple(static),
-                     {"F": trans["F"], "B": trans["B"], "I": 0, "W": 0, "R": trans["R"]},
+                     {"F": (trans["F"],) * S, "B": (trans["B"],) * S, "I": (0,) * S,
+                      "W": (0,) * S, "R": (trans["R"],) * S, "RI": (0,) * S},
                      budget, 1, True)
     best = brute_force(base, None, backward, mem=mem)
     res = optimal_remat(base, budget_bytes=budget, backward=backward, time_limit=30)

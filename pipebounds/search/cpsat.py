@@ -114,7 +114,8 @@ def build(inst: Instance, use_theory: bool = True, known=None,
         bunit = mem.unit
         a_b = [int(mem.stored(s) * bunit) for s in range(S)]
         g_b = [int(mem.kept(s) * bunit) for s in range(S)]
-        t_b = {k: int(mem.transient_of(k) * bunit) for k in ("F", "B", "I", "W", "R")}
+        t_b = {(k, s): int(mem.transient_of(k, s) * bunit) for k in ("F", "B", "I", "W", "R")
+               for s in range(S)}
         cap = [int((mem.budget - mem.static_of(p)) * bunit) for p in range(mdl.P)]
     byte_items: list[list] = [[] for _ in range(mdl.P)]   # (interval, demand)
     ends: dict[Op, object] = {}
@@ -132,8 +133,8 @@ def build(inst: Instance, use_theory: bool = True, known=None,
         b.starts[op], ends[op] = s, e
         p = gpu[op.stage]
         per_gpu[p].append(itv)
-        if mem is not None and t_b[op.kind]:
-            byte_items[p].append((itv, t_b[op.kind]))
+        if mem is not None and t_b[(op.kind, op.stage)]:
+            byte_items[p].append((itv, t_b[(op.kind, op.stage)]))
 
     starts = b.starts
     for j in range(m):

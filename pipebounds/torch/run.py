@@ -282,6 +282,10 @@ def run_schedule(doc, stages: Mapping[int, torch.nn.Module], inputs: Sequence[to
     result = simulate(schedule)
     if not result.valid:  # an invalid order may deadlock: refuse it on every rank alike
         raise RunError(f"the document is not a valid schedule: {result.errors[0]}")
+    redo = [str(op) for _, op in schedule.ops() if op.kind == "RI"]
+    if redo:  # the third remat option re-runs I: not executed by this runtime
+        raise RunError(f"the runtime does not execute RI ops (the input gradient re-run before "
+                       f"W, the third remat option), e.g. {redo[0]}")
     world = dist.get_world_size(group)
     rank = dist.get_rank(group)
     if world != inst.P:

@@ -39,9 +39,10 @@ from pipebounds.viz.gantt_data import (GanttData, GanttError, busy_bands, gantt_
 from schedules.ops import KINDS
 from schedules.schedule import Schedule
 
-COLORS = {"F": "#4C72B0", "B": "#DD8452", "I": "#C44E52", "W": "#55A868", "R": "#8172B3"}
+COLORS = {"F": "#4C72B0", "B": "#DD8452", "I": "#C44E52", "W": "#55A868", "R": "#8172B3",
+          "RI": "#937860"}
 NAMES = {"F": "F forward", "B": "B backward", "I": "I input grad", "W": "W weight grad",
-         "R": "R recompute"}
+         "R": "R recompute", "RI": "RI input-grad recompute"}
 VIOLATION_COLOR = "#E00000"
 DETAIL_LIMIT = 20_000
 """Above this many ops, :func:`plot_gantt` aggregates (busy bands) instead of one bar per op."""

@@ -138,7 +138,7 @@ class GanttData:
         S = self.schedule.instance.S
         index = {(int(s), int(k), int(j)): i for i, (s, k, j) in
                  enumerate(zip(self.stage.tolist(), self.kind.tolist(), self.micro.tolist()))}
-        F, B, I, W, R = (KINDS.index(x) for x in "FBIWR")  # noqa: E741 (the op kinds)
+        F, B, I, W, R, RI = (KINDS.index(x) for x in KINDS)  # noqa: E741 (the op kinds)
         out = []
         for s, k, j in zip(self.stage.tolist(), self.kind.tolist(), self.micro.tolist()):
             cands = []
@@ -147,7 +147,9 @@ class GanttData:
             elif k in (B, I):
                 cands = [(s, R, j)] + ([(s, F, j)] if s == S - 1 else [(s + 1, B, j), (s + 1, I, j)])
             elif k == W:
-                cands = [(s, I, j)]
+                cands = [(s, I, j), (s, RI, j)]
+            elif k == RI:
+                cands = [(s, R, j)]
             elif k == R:
                 cands = [(s, F, j)]
             out.append([index[c] for c in cands if c in index])
