@@ -256,22 +256,38 @@ def test_planted_gap_order_error_is_caught(monkeypatch):
     assert caught
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_backward_remat_bound_covers_the_third_option(seed):
-    """bounds.lower_bound(inst, backward_remat=True) is never above the brute-force optimum of
-    orders with all three options (count model: an RI adds only work, docs/theory.md A.11)."""
+def _bound_violations(bound, seed: int, cases: int = 12) -> int:
+    """How many of ``cases`` random small cases (count model ``K`` and byte budgets) have
+    ``bound(instance)`` above the brute-force optimum over all three options."""
     rng = random.Random(seed)
-    checked = 0
-    while checked < 12:
-        base, limit, options, positions = random_case(rng)
-        if limit[0] != "K":
-            continue
+    checked = bad = 0
+    while checked < cases:
+        base, limit, _, _ = random_case(rng)
         best = brute_force(base, limit, (1, 2, 3), "anywhere")
         if best in (None, "too many"):
             continue
-        inst = base.instance.with_(K=limit[1], memory=None)
-        assert Fraction(lower_bound(inst, backward_remat=True).value) <= best
+        inst = (base.instance.with_(K=limit[1], memory=None) if limit[0] == "K" else
+                base.instance.with_(memory=MemoryModel(**{**_fields(base.instance.memory),
+                                                          "budget": limit[1]})))
+        bad += bound(inst) > best
         checked += 1
+    return bad
+
+
+def _full_model_bound(inst) -> Fraction:
+    return Fraction(lower_bound(inst, backward_remat=True).value)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_backward_remat_bound_covers_the_third_option(seed):
+    """bounds.lower_bound(inst, backward_remat=True) is never above the brute-force optimum of
+    orders with all three options (an RI only adds work: docs/theory.md A.11, lemma RI)."""
+    assert _bound_violations(_full_model_bound, seed) == 0
+
+
+def test_a_planted_bound_error_is_caught():
+    """The same check finds a bound one unit too high."""
+    assert _bound_violations(lambda inst: _full_model_bound(inst) + 1, 0) > 0
 
 
 def test_third_option_with_transients_equals_brute_force():
@@ -305,3 +321,66 @@ def test_third_option_with_transients_equals_brute_force():
         assert res.status == "optimal" and res.makespan == best, (res, best)
         chosen += bool(res.input_recomputed)
     assert chosen >= 2
+
+
+def _one_pair(order, **memory):
+    mm = MemoryModel(activation=[4], kept_after_input=[3], kept_gradient=[2], **memory)
+    inst = Instance(P=1, m=1, f=1, b_I=2, b_W=1, memory=mm)
+    return simulate(Schedule.from_strings(inst, {0: order}))
+
+
+def test_the_three_options_hold_what_the_model_says():
+    """Hand-checked bytes (a = 4, g = 3, d = 2; f = 1, b_I = 2, b_W = 1; RI transient 5):
+    keep: 4 until I ends (t = 3), then g = 3 until W ends; option 2: I frees a - d = 2, R
+    stores g - d = 1; option 3: I frees all 4, R stores 1, RI stores d = 2 (+ its transient)."""
+    keep = _one_pair(["0F0", "0I0", "0W0"], transient={"RI": 5})
+    assert keep.makespan == 4 and keep.memory_profile_bytes(0) == [(0, 4), (3, 3), (4, 0)]
+    two = _one_pair(["0F0", "0I0", "0R0", "0W0"], transient={"RI": 5})
+    assert two.makespan == 5 and two.memory_profile_bytes(0) == [(0, 4), (3, 3), (5, 0)]
+    three = _one_pair(["0F0", "0I0", "0R0", "0RI0", "0W0"], transient={"RI": [5]})
+    assert three.makespan == 7 and three.peak_bytes == [8]
+    assert three.memory_profile_bytes(0) == [(0, 4), (3, 1), (4, 8), (6, 3), (7, 0)]
+    assert not _one_pair(["0F0", "0I0", "0R0", "0RI0", "0W0"], transient={"RI": 5},
+                         budget=7).valid
+
+
+@pytest.mark.parametrize("order, words", [
+    (["0F0", "0I0", "0RI0", "0W0"], "has no backward recompute"),
+    (["0F0", "0I0", "0R0", "0W0", "0RI0"], "after 0W0"),
+    (["0F0", "0I0", "0RI0", "0R0", "0W0"], "before the backward recompute"),
+    (["0F0", "0I0", "0R0", "0RI0", "0RI0", "0W0"], "recomputed at most once"),
+])
+def test_the_validator_names_a_misplaced_RI(order, words):
+    res = _one_pair(order)
+    assert not res.valid and any(words in e for e in res.errors), res.errors
+
+
+def test_RI_needs_the_split_form():
+    inst = Instance(P=1, m=1, f=1, b=2)
+    res = simulate(Schedule.from_strings(inst, {0: ["0F0", "0B0", "0RI0"]}))
+    assert not res.valid and any(e.startswith("durations") for e in res.errors)
+
+
+def test_cli_remat_options(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from schedules.io import document_from_schedule
+
+    path = tmp_path / "zbh2.json"
+    path.write_text(json.dumps(document_from_schedule(third_option_example())))
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "pipebounds", "remat", str(path),
+                               "--budget-bytes", "4", "--json", *args],
+                              capture_output=True, text=True)
+
+    out = json.loads(run("--options", "1,2,3").stdout)
+    assert (out["status"], out["makespan"], out["options"]) == ("optimal", 12, [1, 2, 3])
+    assert out["input_recomputed"] == ["1RI1"] and "1RI1" in out["recomputed"]
+    assert json.loads(run("--backward").stdout)["makespan"] == 13
+    assert json.loads(run().stdout)["options"] == [1]
+    bad = run("--options", "1,4")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in bad.stderr

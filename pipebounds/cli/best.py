@@ -1,4 +1,4 @@
-"""``pipebounds best <instance> [-K N | --budget-bytes X --memory JSON] [--backward]
+"""``pipebounds best <instance> [-K N | --budget-bytes X --memory JSON] [--backward] [--options LIST]
 [--time-limit S] [--solve-time-limit S] [--json]`` (CLI.md, docs/remat.md).
 
 Every applicable family, optimally rematerialized to the budget (:func:`pipebounds.services.best.best`),
@@ -23,6 +23,7 @@ from .common import (CLIError, add_budget_flags, add_instance_flags, add_progres
 
 
 from schedules.remat_policies import POLICIES
+from .remat import options_flag
 
 
 def register(sub) -> None:
@@ -36,6 +37,9 @@ def register(sub) -> None:
     p.add_argument("--backward", action="store_true",
                    help="also allow backward recomputes (split form; the bound and optimum do "
                         "not model them)")
+    p.add_argument("--options", type=options_flag, default=None, metavar="LIST",
+                   help="recompute options per pair, comma-separated subset of 1,2,3 (default "
+                        "1; --backward adds 2; 3: recompute F and I before W), as in remat")
     p.add_argument("--time-limit", type=seconds_flag("--time-limit"), default=20.0, metavar="S",
                    help="CP-SAT seconds per family (default 20)")
     p.add_argument("--solve-time-limit", type=seconds_flag("--solve-time-limit", allow_zero=True),
@@ -85,7 +89,8 @@ def best_report(res) -> dict:
                      "makespan_exact": exact_or_none(e.makespan),
                      **quantity("peak", e.peak),
                      "status": e.status, "order": e.order,
-                     "recomputed": len(e.result.recomputed) + len(e.result.backward_recomputed),
+                     "recomputed": len(e.result.recomputed) + len(e.result.backward_recomputed)
+                     + len(e.result.input_recomputed),
                      "schedule": None if e.result.schedule is None else document_from_schedule(
                          e.result.schedule, source=f"pipebounds best ({e.family})")}
                     for e in res.ranking],
@@ -139,7 +144,7 @@ def run(args) -> int:
         res = best(inst, K=inst.K if budget is None else None, budget_bytes=budget,
                    backward=args.backward, time_limit=args.time_limit,
                    solve_time_limit=args.solve_time_limit or None, progress=progress_arg(args),
-                   policy=args.policy)
+                   policy=args.policy, options=args.options)
     except RematError as exc:
         raise CLIError(str(exc)) from None
     if args.synthesize > 0:

@@ -1,5 +1,6 @@
-"""``pipebounds remat FILE (-K N | --budget-bytes X) [--backward] [--objective makespan|span]
-[--positions anywhere|adjacent] [--time-limit S] [--json]`` (CLI.md, docs/remat.md).
+"""``pipebounds remat FILE (-K N | --budget-bytes X) [--backward] [--options 1,2,3]
+[--objective makespan|span] [--positions anywhere|adjacent] [--time-limit S] [--json]``
+(CLI.md, docs/remat.md).
 
 Optimal rematerialization of the document's fixed order (:func:`schedules.remat_optimal.
 optimal_remat`). JSON keys: ``status``, ``makespan`` (+ ``makespan_exact``), ``lower_bound``
@@ -9,8 +10,9 @@ this order; equal to the objective value when ``optimal``; null when ``infeasibl
 ``K``, any order; with a byte budget, the bound without a memory limit), ``fit_memory_makespan``
 (the greedy :func:`schedules.remat.fit_memory`, count model only; it may move ``W`` ops
 earlier, so it can beat the fixed order: ``fit_memory_order`` says ``same`` or ``changed``),
-``recomputed`` (action strings of every ``R`` op), ``backward_recomputed`` (those between an
-``I`` and its ``W``), ``peak``,
+``recomputed`` (action strings of every ``R`` and ``RI`` op), ``backward_recomputed`` (the
+``R`` ops between an ``I`` and its ``W``), ``input_recomputed`` (the ``RI`` ops, option 3),
+``options`` (the recompute options allowed), ``peak``,
 ``dropped`` (``R`` ops of the input removed first), ``seconds``, ``schedule`` (orders document).
 """
 
@@ -44,6 +46,11 @@ def register(sub) -> None:
                    help="bytes per GPU, with the document's 'memory' model")
     p.add_argument("--backward", action="store_true",
                    help="also free after I and recompute before W (split form)")
+    p.add_argument("--options", type=options_flag, default=None, metavar="LIST",
+                   help="recompute options allowed per pair, comma-separated (default 1; "
+                        "--backward adds 2): 1 recompute F before the backward, 2 free after I "
+                        "and recompute F before W, 3 free activations and gradients after I "
+                        "and recompute F and I before W (split form)")
     p.add_argument("--objective", choices=("makespan", "span"), default="makespan",
                    help="makespan (default) or span: the largest per-GPU span (paper 2)")
     p.add_argument("--positions", choices=("anywhere", "adjacent"), default="anywhere",
@@ -65,18 +72,34 @@ def register(sub) -> None:
     p.set_defaults(func=run, defer_signals=True)  # a signal stops CP-SAT; its best is printed
 
 
+def options_flag(text: str) -> tuple[int, ...]:
+    """``--options 1,2,3``: a non-empty comma-separated subset of 1, 2, 3."""
+    import argparse
+
+    try:
+        opts = tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
+    except ValueError:
+        opts = ()
+    if not opts or not set(opts) <= {1, 2, 3}:
+        raise argparse.ArgumentTypeError(f"--options takes a comma-separated subset of 1,2,3 "
+                                         f"(like 1,2,3), got {text[:40]!r}")
+    return opts
+
+
 def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective="makespan",
-                 positions="anywhere", time_limit=None) -> dict:
+                 positions="anywhere", time_limit=None, options=None) -> dict:
     """The JSON object of one ``remat`` run."""
     from schedules.io import document_from_schedule
     from schedules.remat import fit_memory
-    from schedules.remat_optimal import memory_floor, optimal_remat
+    from schedules.remat_optimal import memory_floor, optimal_remat, remat_options
     from schedules.simulate import simulate
 
     # the comparison below (fit_memory's polish) gets the time the solve left, and stops on a
     # signal, so the whole run stays within the time limit plus the unpolished fit
     deadline = Deadline.after(time_limit)
-    res = optimal_remat(schedule, K=K, budget_bytes=budget_bytes, backward=backward,
+    opts = remat_options(backward, options)
+    backward = 2 in opts or 3 in opts
+    res = optimal_remat(schedule, K=K, budget_bytes=budget_bytes, options=opts,
                         objective=objective, positions=positions, time_limit=time_limit)
     inst = schedule.instance
     fit_ms = fit_reordered = None
@@ -111,13 +134,16 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
         "theory_lower_bound": number_or_none(theory), "theory_lower_bound_exact": exact_or_none(theory),
         "fit_memory_makespan": number_or_none(fit_ms), "fit_memory_makespan_exact": exact_or_none(fit_ms),
         "fit_memory_reordered": fit_reordered,
-        "recomputed": [str(op) for op in res.recomputed + res.backward_recomputed],
+        "recomputed": [str(op) for op in res.recomputed + res.backward_recomputed
+                       + res.input_recomputed],
         "forward_recomputed": [str(op) for op in res.recomputed],
         "backward_recomputed": [str(op) for op in res.backward_recomputed],
+        "input_recomputed": [str(op) for op in res.input_recomputed],
+        "options": list(res.options),
         "least_K": floor, "least_K_backward": floor_backward,
         **quantity("peak", res.peak),
         "positions": res.positions, "backward": res.backward, "dropped": res.dropped,
-        "dropped_ops": [str(op) for _, op in schedule.ops() if op.kind == "R"],
+        "dropped_ops": [str(op) for _, op in schedule.ops() if op.kind in ("R", "RI")],
         "seconds": round(res.seconds, 3), "interrupted": signalled() is not None,
         "schedule": None if res.schedule is None else document_from_schedule(
             res.schedule, source=f"pipebounds remat ({res.status})"),
@@ -233,8 +259,12 @@ def remat_text(inst, r: dict, K, budget, objective: str) -> list[str]:
         if r["backward"]:
             lines.append(f"  backward recomputes, between I and W ({len(bwd)}): "
                          + (" ".join(bwd) or "none"))
+        if 3 in r.get("options", ()):
+            ri = r["input_recomputed"]
+            lines.append(f"  input-gradient recomputes before W, option 3 ({len(ri)}): "
+                         + (" ".join(ri) or "none"))
     if r["dropped_ops"]:
-        lines.append(f"  dropped from the input first ({len(r['dropped_ops'])} R ops): "
+        lines.append(f"  dropped from the input first ({len(r['dropped_ops'])} recompute ops): "
                      + " ".join(r["dropped_ops"]))
     if r["schedule"] is not None:
         for p, seq in r["schedule"]["orders"].items():
@@ -289,7 +319,7 @@ def run(args) -> int:
         return 0
     try:
         r = remat_report(schedule, K, budget, args.backward, args.objective, args.positions,
-                         args.time_limit)
+                         args.time_limit, args.options)
     except RematError as exc:
         raise CLIError(str(exc)) from None
     if args.json:

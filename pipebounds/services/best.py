@@ -167,7 +167,7 @@ def _fit_memory_order(sched: Schedule, K: int) -> Optional[Schedule]:
 def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: bool = False,
          time_limit: float = 20.0, solve_time_limit: Optional[float] = 5.0,
          families: Optional[dict[str, Schedule]] = None,
-         progress: Progress = None, policy: str = "optimal") -> BestResult:
+         progress: Progress = None, policy: str = "optimal", options=None) -> BestResult:
     """Rank the families of ``inst`` optimally rematerialized to ``K`` (default ``inst.K``) or to
     ``budget_bytes`` (with ``inst.memory``); see the module docstring. ``time_limit`` is per
     family (CP-SAT); ``solve_time_limit`` is for the exact optimum (None or 0: not searched).
@@ -175,8 +175,19 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
     ``progress`` (:mod:`schedules.progress`): one step per family, weighted by its op count,
     and the exact solve weighted as much as a family. ``policy``: ``optimal`` (the default), or a
     fixed rule of :mod:`schedules.remat_policies` (``megatron``, ``deepspeed``, ``all``,
-    ``none``) applied to every family instead of the optimal rematerialization."""
+    ``none``) applied to every family instead of the optimal rematerialization. ``options``:
+    the recompute options of :func:`optimal_remat` (default ``(1,)``; ``backward`` adds 2; in
+    a fused instance only 1 applies). With option 2 or 3 the bound and optimum are those of
+    the full model (an ``RI`` only adds work to a schedule with backward ``R`` ops, so they
+    stay below every entry; docs/theory.md A.11)."""
+    from schedules.remat_optimal import remat_options
+
     t0 = time.monotonic()
+    opts = remat_options(backward, options)
+    backward = 2 in opts or 3 in opts
+    opts = tuple(o for o in opts if o == 1 or inst.split)
+    if not opts:
+        raise RematError("recompute options 2 and 3 need the split form (b_I, b_W)")
     if budget_bytes is None and K is None:
         K = inst.K
         if K is None and getattr(inst, "memory", None) is None:
@@ -206,8 +217,7 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
             continue
         try:
             cands.append(Entry(name, optimal_remat(
-                sched, K=K, budget_bytes=budget_bytes, backward=backward and inst.split,
-                time_limit=time_limit)))
+                sched, K=K, budget_bytes=budget_bytes, options=opts, time_limit=time_limit)))
         except RematError as exc:
             skipped[name] = str(exc)
             bar.update(weights[name])
@@ -215,7 +225,7 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
         moved = _fit_memory_order(sched, K) if K is not None else None
         if moved is not None:
             cands.append(Entry(name, optimal_remat(
-                moved, K=K, backward=backward and inst.split, time_limit=time_limit),
+                moved, K=K, options=opts, time_limit=time_limit),
                 "fit_memory", cands[0].result))
         entries.append(min(cands, key=_rank))
         bar.update(weights[name])
