@@ -384,3 +384,17 @@ def test_cli_remat_options(tmp_path):
     bad = run("--options", "1,4")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "Traceback" not in bad.stderr
+
+
+def test_gantt_and_trace_draw_backward_recomputes_and_RI():
+    """A backward R (internal kind RW) and an RI are drawn and named (the Gantt data used to
+    index KINDS with RW: the trace export failed and the picture left the op out)."""
+    from pipebounds.viz.chrome_trace import chrome_trace
+    from pipebounds.viz.gantt_data import gantt_data
+
+    res = optimal_remat(third_option_example(), budget_bytes=4, options=(1, 2, 3))
+    names = [e["name"] for e in chrome_trace(res.schedule)["traceEvents"] if e.get("ph") == "X"]
+    assert "1R1" in names and "1RI1" in names
+    data = gantt_data(res.schedule)
+    assert sorted(data.op_name(k) for k in range(data.n_ops)) == sorted(
+        str(op) for _, op in res.schedule.ops())

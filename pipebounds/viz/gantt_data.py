@@ -30,7 +30,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from schedules.compiled import compile_schedule
+from schedules.compiled import RW, compile_schedule
 from schedules.ops import KINDS
 from schedules.schedule import Schedule
 from schedules.simulate import SimulationResult, simulate, store_release
@@ -156,6 +156,12 @@ class GanttData:
         return out
 
 
+def _letter_kinds(kind: np.ndarray) -> np.ndarray:
+    """Compiled kinds as indices into ``KINDS``: a backward recompute (internal kind ``RW``) is
+    drawn, named and counted as the ``R`` it is written as."""
+    return np.where(kind == RW, KINDS.index("R"), kind)
+
+
 def stage_waves(data: GanttData) -> np.ndarray:
     """Each op's wave on its GPU: 0 for the GPU's first stage, 1 for its second, ... (all 0 when
     ``v = 1``). The pictures and the HTML page shade later waves lighter with :func:`wave_alpha`."""
@@ -188,7 +194,7 @@ def gantt_data(schedule: Schedule) -> GanttData:
     c = compile_schedule(schedule)
     mem_after, offending = _memory_marks(c)
     u = res.unit
-    return GanttData(schedule, res, c.gpu, c.kind, c.stage, c.micro,
+    return GanttData(schedule, res, c.gpu, _letter_kinds(c.kind), c.stage, c.micro,
                      res.start_units / u, res.end_units / u, mem_after, offending, c.offsets,
                      fused=c.fused)
 
@@ -245,7 +251,7 @@ def _deadlocked(schedule: Schedule, res: SimulationResult) -> GanttData:
     mem_after, offending = _memory_marks(pc)
     blocked = tuple((p, c.op_name(o), float(end_units[pc.offsets[p + 1] - 1]) / u
                      if pc.offsets[p + 1] > pc.offsets[p] else 0.0) for p, o, _ in stuck)
-    return GanttData(part, timed, pc.gpu, pc.kind, pc.stage, pc.micro, start_units / u,
+    return GanttData(part, timed, pc.gpu, _letter_kinds(pc.kind), pc.stage, pc.micro, start_units / u,
                      end_units / u, mem_after, offending, pc.offsets, blocked, pc.fused)
 
 
