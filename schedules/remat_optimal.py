@@ -4,8 +4,8 @@ Paper 2 (REFERENCES.md) takes a schedule's per-GPU op orders as fixed and choose
 ``(j,s)``, what to keep and what to recompute. This module solves that problem *exactly* with
 a CP-SAT model (OR-tools) and reports an honest status.
 
-**Choice space.** The per-GPU order of the given non-``R`` ops is kept (``R`` ops already in the
-input are dropped first, and counted in ``RematResult.dropped``). On GPU ``p`` let the base
+**Choice space.** The per-GPU order of the given non-recompute ops is kept (``R`` and ``RI``
+ops already in the input are dropped first, and counted in ``RematResult.dropped``). On GPU ``p`` let the base
 order be ``o_0 .. o_{n-1}``; *gap* ``g`` is the place just before ``o_g``. Every pair chooses
 
 * **keep**: ``F(j,s)`` stores the activation; or
@@ -14,13 +14,19 @@ order be ``o_0 .. o_{n-1}``; *gap* ``g`` is the place just before ``o_g``. Every
   (``positions="anywhere"``, the default); ``positions="adjacent"`` allows only
   ``g = pos G(j,s)``, the recompute immediately before its input gradient (the issue's and the
   paper's form, whose ILP adds the recompute time to the backward);
-* with ``backward=True`` (split form; MODEL.md, *Backward rematerialization*), independently:
-  **free after I** and recompute before ``W``: a second ``R(j,s)`` in one gap ``h`` with
-  ``pos I(j,s) < h <= pos W(j,s)`` (``"adjacent"``: ``h = pos W``).
+* with option 2 (``options`` holds 2, or ``backward=True``; split form; MODEL.md, *Backward
+  rematerialization*), independently: **free after I** and recompute before ``W``: a second
+  ``R(j,s)`` in one gap ``h`` with ``pos I(j,s) < h <= pos W(j,s)`` (``"adjacent"``:
+  ``h = pos W``); the pair keeps its gradients ``d_s`` from ``I`` to ``W``;
+* or, with option 3 (the remat paper's third option; MODEL.md third round), **free the
+  activation and the gradients after I** and re-run the forward and the input gradient before
+  ``W``: ``R(j,s)`` then ``RI(j,s)``, back to back in one such gap ``h``.
 
-Several ``R`` ops in one gap run back to back in a canonical order (forward recomputes, then
-backward ones, each by stage then microbatch): their order changes neither the timing nor the
-peak (below), so the choice space is exactly the gap assignment.
+Options are :data:`OPTIONS`; the default is option 1 alone. Several candidates in one gap run
+back to back in a canonical order (:func:`_gap_order`: the larger residual transient first,
+then forward ones, each by stage then microbatch): timing does not depend on it and, by an
+exchange argument (below), no other order has a lower peak, so the choice space is exactly the
+gap assignment.
 
 **Exactness (theorem RM1).** For a fixed assignment ``y``:
 
@@ -28,19 +34,22 @@ peak (below), so the choice space is exactly the gap assignment.
    (MODEL.md), so the memory during base op ``o_i`` is ``M_p + t(o_i) + sum`` over the GPU's
    pairs of their contribution at ``i``: a kept pair holds ``a_s`` on ``[pos F, pos G]``, a
    pair recomputed in gap ``g`` holds ``a_s`` on ``[g, pos G]``; in split form it holds
-   ``g_s`` on ``[pos I + 1, pos W]``, or on ``[h, pos W]`` when recomputed in gap ``h``
-   (a backward ``R`` stores the ``g_s`` bytes ``W`` needs; ``a_s = g_s = 1`` in the count
-   model ``K``). So the contribution at ``i`` is the kept one minus ``a_s * sum_{g > i} y_g``
-   (and ``g_s * sum_{h > i} y_h``), linear. Inside a gap ``g`` nothing is released and every
-   ``R`` stores, so the memory during its ``R`` ops is largest at the last one: the stores of
-   all ops before ``o_g`` (the gap's ``R`` ops included) minus the releases before ``o_g``,
-   plus the ``R`` transient. Without transients this is at most the memory during ``o_g`` (which
-   adds ``o_g``'s own store), so only the base positions need a constraint; with transients one
-   constraint per gap is added, enforced when the gap holds an ``R``. The gap's internal order
-   does not matter.
+   ``g_s`` on ``[pos I + 1, pos W]``; with option 2 in gap ``h``, ``d_s`` there and
+   ``g_s - d_s`` on ``[h, pos W]``; with option 3, ``g_s`` on ``[h, pos W]`` (``a_s = g_s = 1``,
+   ``d_s = 0`` in the count model ``K``). So the contribution at ``i`` is the kept one minus
+   ``a_s * sum_{g > i} y_g`` (and ``(g_s - d_s)`` or ``g_s`` times ``sum_{h > i} y_h``), linear.
+   Inside a gap nothing is released and every recompute stores, so the level rises through the
+   gap; an item (one candidate's ops) storing ``S`` in all and peaking ``h`` above its starting
+   level peaks at (the level at the gap's end) - (the stores of the later items) - ``S + h``.
+   For two adjacent items ``x, y`` the peak is ``max(h_x, S_x + h_y)`` in that order, at most the
+   other order's ``S_y + h_x`` when ``h_x - S_x >= h_y - S_y``: the order by decreasing residual
+   ``h - S`` is best. The model adds that constraint for every candidate with a positive
+   residual (enforced when it is chosen); with residual 0 the item peaks at most at the memory
+   during ``o_g``, which adds ``o_g``'s own store and transient.
 2. *Timing is a precedence graph without disjunctions.* An ``R`` op's predecessors (its ``F``,
-   or its ``I``) are earlier on its own GPU and its successor (``G`` or ``W``) later, so an
-   ``R`` only adds its duration to its GPU's sequence: ``start(o_i) >= end(o_{i-1}) + sum``
+   or its ``I``; an ``RI``'s: its ``R``) are earlier on its own GPU and its successor (``G`` or
+   ``W``) later, so a candidate only adds its duration (``f_s``, option 3 ``f_s + b_I,s``) to its
+   GPU's sequence: ``start(o_i) >= end(o_{i-1}) + sum``
    of the durations of the ``R`` ops chosen in gap ``i``, plus the cross-op precedences of
    MODEL.md (with ``c``). Both are linear in ``y`` and the start times. The ASAP start times are
    the least solution of these difference constraints, so for fixed ``y`` the least ``T`` with
@@ -69,7 +78,7 @@ import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from math import gcd, lcm
-from typing import Optional
+from typing import Any, Optional
 
 from .deadline import Deadline
 from .stopping import keep_sigint, solve_seconds, stop_requested, stoppable, watching
@@ -672,7 +681,7 @@ class _Problem:
     """One optimal_remat model under construction: the base order, its pairs, the candidates
     (``choices``) with their Booleans ``y``, the memory limit and the time unit."""
 
-    model: object
+    model: Any
     base: Schedule
     pairs: list
     choices: list
