@@ -398,3 +398,26 @@ def test_gantt_and_trace_draw_backward_recomputes_and_RI():
     data = gantt_data(res.schedule)
     assert sorted(data.op_name(k) for k in range(data.n_ops)) == sorted(
         str(op) for _, op in res.schedule.ops())
+
+
+def test_documents_carry_RI_kept_gradient_and_per_stage_transients():
+    """An orders document with RI ops, memory.kept_gradient and a per-stage transient reads back
+    as the same schedule (same peak bytes); a bad kept_gradient is one clear error."""
+    from schedules.io import document_from_schedule, schedule_from_document
+    from schedules.memory import MemoryModelError, memory_from_json
+
+    res = optimal_remat(third_option_example(), budget_bytes=4, options=(1, 2, 3))
+    inst = res.schedule.instance
+    mm = MemoryModel(**{**_fields(inst.memory), "transient": {"RI": [1, 0], "I": 1}})
+    sched = res.schedule.with_instance(inst.with_(memory=mm))
+    doc = document_from_schedule(sched)
+    assert doc["memory"]["kept_gradient"] == [1, 1]
+    assert doc["memory"]["transient"] == {"I": 1, "RI": [1, 0]}
+    back = schedule_from_document(doc)
+    assert back.orders == sched.orders
+    assert simulate(back).peak_bytes == simulate(sched).peak_bytes
+    with pytest.raises(MemoryModelError, match="kept_gradient"):
+        memory_from_json({"activation": [2], "kept_after_input": [1], "kept_gradient": [2],
+                          "budget": None})
+    with pytest.raises(MemoryModelError, match="transient.RI"):
+        memory_from_json({"activation": [2, 2], "transient": {"RI": [1]}, "budget": None})
