@@ -17,7 +17,8 @@ argument and hold as they are: T0 (work and chain; an ``R`` only adds work), S2,
 * **T3r** (single slot, ``K = 1``): ``max_p [p f + min_x Λ_p(x) + D(p b_I, 1, m)]``.
 * **MW1r** (``K = 1``): MW1 over the forced-recompute chain in which ``R(j,s)`` waits for the
   end of ``I(j,s')`` (not ``W(j,s')``) of the GPU's higher stages ``s'``.
-* **MW7r**: MW7 with the slot edge of ``min(b_I, b_W)``.
+* **MW7r**: MW7 with the slot edge of ``min(b_I, b_W)`` and the drain ``D(lo b_I, min(K, v m),
+  v m)`` in its work branch.
 * **MW9r** (``K = 1``): MW9 on MW1r's chain with the drain ``D(tail - b_W, 1, v m)``.
 
 Only the chain term's exact case (``m = 1, v = 1``) is claimed exact here: its schedule has no
@@ -101,7 +102,7 @@ def gpu_subset_backward_value(inst: Instance) -> Value:
          terms=("mw_memory_slots_backward",))
 def memory_slots_backward_value(inst: Instance):
     """MW7r: MW7 with the slot edge of ``min(b_I, b_W)`` (None when ``K`` is None)."""
-    return mw.memory_slots_value(inst, release=release_min(inst))
+    return mw.memory_slots_value(inst, release=release_min(inst), backward=True)
 
 
 @theorem("MW9r", "single slot per GPU with backward recomputation", DOC,

@@ -43,6 +43,9 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   (:func:`single_slot_chain`, used by :func:`op_types`).
 * **MW9 single slot** (``1 <= K <= v`` fused, ``K = 1`` split): Theorem 3's hold argument per
   GPU, for holds during which one microbatch fills every slot (:func:`single_slot_value`).
+* **MW10 split single slot** (split, ``2 <= K <= v``): MW9's argument for the periods during
+  which one microbatch fills every slot, ended by the split drain
+  (:func:`split_single_slot_value`, :func:`split_drain`).
 """
 
 from __future__ import annotations
@@ -292,6 +295,60 @@ def single_slot_value(inst: Instance, backward: bool = False) -> Optional[Fracti
     return best
 
 
+def split_drain(inst: Instance, lo: int, backward: bool = False):
+    """The least time GPU ``p`` (lowest stage ``lo``) still needs after its last ``I`` ends,
+    beyond the ``b_W`` of one ``W`` (split, finite ``K``): ``max(0, lo b_I - (k - 1) b_W)``,
+    ``k = min(K, v m)`` (MW7 and MW10, docs/theory_multiwave.md B.6).
+
+    After the last ``I`` of the GPU only ``W`` ops run (every forward precedes its pair's
+    ``I``); each releases a pair live when that ``I`` ends, so at most ``k`` of them, and the
+    ``I`` is followed by its tail ``lo b_I + b_W`` at least. ``backward``: a ``W`` may also
+    release a pair stored again by a backward ``R`` (``f``) after that ``I``, which is
+    :func:`bounds.single_wave.input_drain` (MW7r)."""
+    n = inst.v * inst.m
+    k = n if inst.K is None else min(inst.K, n)
+    if backward:
+        return input_drain(lo * inst.b_I, k, n, inst.f, inst.b_W)
+    return max(0, lo * inst.b_I - (k - 1) * inst.b_W)
+
+
+@theorem("MW10", "split single slot per GPU, 2 <= K <= v", MULTI + "B.6 Memory",
+         terms=("mw_split_single_slot",))
+def split_single_slot_value(inst: Instance) -> Optional[Fraction]:
+    """MW10 (split, ``2 <= K <= v``, any placement): MW9's full-hold argument in split form,
+    ended by the drain of :func:`split_drain`.
+
+    Let GPU ``p`` hold ``s_1 < ... < s_v``; microbatch ``j`` is *full* when it keeps
+    ``(j, s_v)`` and ``K - 1`` lower stages. Its *full period* runs from the start of
+    ``F(j, s_v)`` to the end of the first ``W`` releasing one of these ``K`` activations: all
+    ``K`` slots are ``j``'s, so the GPU runs no other storing op, no other ``W``, and no ``I``
+    of another pair (its activation would be live too): only ``j``'s ops and free forwards.
+    The part before the end of ``I(j, s_v)`` contains the chain above ``s_v`` and only
+    ``F(j, s_v)``, ``I(j, s_v)`` and free forwards (``j``'s other ops follow ``I(j, s_v)`` or
+    precede ``F(j, s_v)``), so it idles ``max(0, G - a f)`` with ``a`` free forwards in it,
+    ``G = (S - s_v - 1)(f + b_I)``; full periods are disjoint. With L7's recomputation count
+    (at least ``n - x`` ops ``R``, ``n = (v - K + 1) m``, ``x`` full) the GPU's ops up to the
+    end of its last ``I`` take at least ``v m u + min_x single_slot_waste(n, G, f, x)`` minus
+    the ``W`` ops after it, which gives
+    ``T >= max_p [s_1 f + v m u + min_{0 <= x <= m} w(n, G, x) + split_drain]``.
+    None outside that range (``K = 1`` split is MW9's).
+
+    >>> split_single_slot_value(Instance(P=2, m=2, v=2, K=2, f=1, b_I=1, b_W=1))
+    Fraction(14, 1)
+    """
+    if not inst.split or inst.K is None or inst.v < 2 or not 2 <= inst.K <= inst.v:
+        return None
+    f_, bI = inst.f, inst.b_I
+    n, best = (inst.v - inst.K + 1) * inst.m, None
+    for st in stages_by_gpu(inst):
+        lo, top = st[0], st[-1]
+        G = (inst.S - top - 1) * (f_ + bI)
+        val = (lo * f_ + inst.v * inst.m * (f_ + inst.b)
+               + min_single_slot_waste(n, G, f_, inst.m) + split_drain(inst, lo))
+        best = val if best is None else max(best, val)
+    return Fraction(best)
+
+
 def min_single_slot_waste(n: int, G, f_, x_max: int):
     """``min_{0 <= x <= x_max} single_slot_waste(n, G, f, x)`` in ``O(1)``: the waste is convex
     and piecewise linear in ``x`` (slopes ``-f``, ``(c+2) r0 - f``, ``G``; breakpoints
@@ -529,7 +586,8 @@ def gpu_subset_value(inst: Instance, backward: bool = False) -> Fraction:
 
 # --------------------------------------------------------------------------- MW7 memory
 @theorem("MW7", "memory slots", MULTI + "B.6 Memory", terms=("mw_memory_slots",))
-def memory_slots_value(inst: Instance, release=None) -> Optional[Fraction]:
+def memory_slots_value(inst: Instance, release=None, backward: bool = False
+                       ) -> Optional[Fraction]:
     """MW7 (finite ``K``): ``max_p`` of :func:`memory_slots_gpu_expr` evaluated exactly; None
     when ``K`` is None.
 
@@ -540,6 +598,10 @@ def memory_slots_value(inst: Instance, release=None) -> Optional[Fraction]:
     ``release``: the shortest op that can end a hold in the slot edge (default ``b`` fused,
     ``b_W`` split; MW7r passes ``min(b_I, b_W)``: with backward recomputation an ``I`` ends a
     hold, docs/theory.md A.11).
+
+    Split: the work branch ends with :func:`split_drain` (only ``W`` ops, at most
+    ``min(K, v m)``, follow the GPU's last ``I``, whose tail is ``lo b_I + b_W``); ``backward``
+    (MW7r) takes its form with backward recomputation.
 
     >>> memory_slots_value(Instance(P=2, m=4, v=2, K=1, f=1, b=2))
     Fraction(31, 1)
@@ -558,7 +620,7 @@ def memory_slots_value(inst: Instance, release=None) -> Optional[Fraction]:
             Ls = [(S - s) * (f_ + b_) for s in reversed(stages)]
             tail = lo * b_
         n = len(Ls) * m_
-        work = n * (f_ + b_)
+        work = n * (f_ + b_) + (split_drain(inst, lo, backward) if inst.split else 0)
         if release is None:
             release = inst.b_W if inst.split else b_
         edge = slot_edge(min(K_, n), f_, release)
@@ -697,6 +759,9 @@ def terms(inst: Instance) -> list[Term]:
     slot = single_slot_value(inst)
     if slot is not None:
         out.append(("mw_single_slot", slot, False))
+    split_slot = split_single_slot_value(inst)
+    if split_slot is not None:
+        out.append(("mw_split_single_slot", split_slot, False))
     if case == "looped":
         out.append(("mw_looped_opt", looped_opt_value(inst), term_exact("mw_looped_opt", inst)))
     elif case == "vshape":
