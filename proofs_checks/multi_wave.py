@@ -150,12 +150,12 @@ def brute_force(inst: Instance, limit: int = 3_000_000) -> Optional[Fraction]:
     return Fraction(T, u)
 
 
-def _independent_solve(inst: Instance, time_limit: float):
+def _independent_solve(inst: Instance, time_limit: float, engine: str = "search"):
     """:func:`pipebounds.search.solve` proving with the engine alone (``use_theory=False``, no
     known schedules), so that the optimum does not depend on the bound being checked."""
     from pipebounds.search import solve
 
-    return solve(inst, time_limit=time_limit, use_known=False, use_theory=False)
+    return solve(inst, time_limit=time_limit, use_known=False, use_theory=False, engine=engine)
 
 
 def _map(ctx: Context, fn, items: list):
@@ -695,20 +695,26 @@ def vshape_small_m_wide(ctx: Context) -> CheckResult:
 
 
 def _fresh_row(item):
-    inst, time_limit = item
-    r = _independent_solve(inst, time_limit)
+    inst, time_limit, *engine = item
+    r = _independent_solve(inst, time_limit, *engine)
     lb = lower_bound(inst)
     return inst, lb, (r.makespan if r.status == "optimal" else None)
 
 
 def _fresh_terms_valid(ctx: Context, insts: list[Instance], time_limit: float,
-                       must_be_tight: tuple[str, ...]) -> CheckResult:
-    """Solve ``insts`` independently (no bound of :mod:`bounds`, no known schedules); every
-    term of ``lower_bound`` must be ``<= OPT``, ``LB = OPT`` where flagged exact, and each term
-    named in ``must_be_tight`` must equal OPT on at least one instance (otherwise a bound too
-    large by a little could pass unseen: the range must be able to catch it)."""
-    rows = _map(ctx, _fresh_row, [(i, time_limit) for i in insts])
-    bad, pairs, skipped, tight = [], [], 0, {t: 0 for t in must_be_tight}
+                       must_be_tight: tuple[str, ...], engine: str = "search",
+                       known: Iterable[tuple[Instance, Fraction]] = (),
+                       bad: Optional[list[str]] = None) -> CheckResult:
+    """Solve ``insts`` independently (no bound of :mod:`bounds`, no known schedules; with
+    ``engine``); every term of ``lower_bound`` must be ``<= OPT``, ``LB = OPT`` where flagged
+    exact, and each term named in ``must_be_tight`` must equal OPT on at least one instance
+    (otherwise a bound too large by a little could pass unseen: the range must be able to catch
+    it). ``known``: more ``(instance, OPT)`` pairs proven independently elsewhere, judged the
+    same way; ``bad``: failures found before (reported with these)."""
+    rows = _map(ctx, _fresh_row, [(i, time_limit, engine) for i in insts])
+    rows += [(i, lower_bound(i), o) for i, o in known]
+    bad = list(bad or [])
+    pairs, skipped, tight = [], 0, {t: 0 for t in must_be_tight}
     for inst, lb, opt in rows:
         if opt is None:
             skipped += 1
@@ -761,6 +767,73 @@ def split_single_slot_multiwave(ctx: Context) -> CheckResult:
              for mn in ((1, 2) if quick else (1, 2, 3)) for fd, bi, bw in trips]
     return _fresh_terms_valid(ctx, insts, 20.0 if quick else 60.0,
                               ("mw_gpu_subset", "mw_single_slot"))
+
+
+SPLIT_FINITE_K = "data/multiwave_finite_k_split.jsonl"
+"""Exact optima of split two-wave instances with finite ``K`` (tools/multiwave_finite_k.py:
+CP-SAT with ``use_theory=False``; each row keeps its optimal orders)."""
+
+
+def stored_split_optima(path: Optional[str] = None) -> tuple[list[tuple[Instance, Fraction]],
+                                                              list[str]]:
+    """The optimal rows of :data:`SPLIT_FINITE_K` as ``(instance, OPT)``, each row's schedule
+    re-simulated: a row whose orders are invalid or do not end at its ``opt`` is reported
+    (second list) and left out."""
+    import json
+    from pathlib import Path
+
+    from schedules.schedule import Schedule
+
+    file = Path(__file__).resolve().parent.parent / (path or SPLIT_FINITE_K)
+    out, bad = [], []
+    if not file.exists():
+        return out, [f"no {path or SPLIT_FINITE_K}"]
+    for line in file.read_text().splitlines():
+        row = json.loads(line) if line.strip() else None
+        if not row or row.get("status") != "optimal":
+            continue
+        inst, opt = Instance.from_dict(row), Fraction(row["opt"])
+        res = simulate(Schedule.from_strings(inst, row["orders"]))
+        if not res.valid or res.makespan != opt:
+            bad.append(f"STORED ROW {inst.to_dict()}: its schedule gives {res.makespan}, not {opt}")
+            continue
+        out.append((inst, opt))
+    return out, bad
+
+
+def split_memory_instances(mode: str) -> list[Instance]:
+    """Fresh split instances with ``2 <= K <= v`` and beyond (quick: ``v = 2, P = 2, m <= 3``
+    and ``v = 3, P = 2, m = 2``; full: ``v = 2, P <= 3, m <= 4`` and ``v = 3, P = 2, m <= 3``)."""
+    quick = mode == "quick"
+    trips = [(1, 1, 1), (1, 2, 1)] if quick else [(1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 2),
+                                                   (2, 3, 1)]
+    two = [(2, mn) for mn in (2, 3)] if quick else [(Pn, mn) for Pn in (2, 3) for mn in (2, 3, 4)]
+    out = [Instance(P=Pn, m=mn, v=2, K=Kn, placement=pl, f=fd, b_I=bi, b_W=bw)
+           for pl in ("looped", "vshape") for Pn, mn in two for Kn in (2, 3, 4)
+           for fd, bi, bw in trips if Kn < 2 * mn and (Kn == 2 or not quick)]
+    out += [Instance(P=2, m=mn, v=3, K=Kn, placement=pl, f=fd, b_I=bi, b_W=bw)
+            for pl in ("looped", "vshape") for mn in ((2,) if quick else (2, 3))
+            for Kn in (2, 3) for fd, bi, bw in trips[:1 if quick else 3]]
+    return out
+
+
+@check("MW10 split single slot (2 <= K <= v) and MW7's split drain: every term <= OPT of split "
+       "multi-wave instances with finite K; MW10 and MW7 tight somewhere",
+       theorems=("MW10", "MW7"), kind="exhaustive",
+       range={"quick": "every row of data/multiwave_finite_k_split.jsonl (v=2, P<=3, m<=4, "
+                       "K 2..4, 6 duration triples; orders re-simulated); solved: v=2, P=2, "
+                       "m<=3, K=2 and v=3, P=2, m=2, K in {2,3}, both placements",
+              "full": "the same rows; solved: v=2, P<=3, m<=4, K 2..4 and v=3, P=2, m<=3, "
+                      "K in {2,3}, 5 duration triples, both placements"})
+def split_memory_finite_K(ctx: Context) -> CheckResult:
+    """MW10 and MW7 (with the split drain) against optima proven without any bound: the stored
+    CP-SAT optima of :data:`SPLIT_FINITE_K` (each row's schedule re-simulated to its ``opt``)
+    and fresh CP-SAT solves with ``use_theory=False``."""
+    known, bad = stored_split_optima()
+    quick = ctx.mode == "quick"
+    return _fresh_terms_valid(ctx, split_memory_instances(ctx.mode), 20.0 if quick else 60.0,
+                              ("mw_split_single_slot", "mw_memory_slots"), engine="cpsat",
+                              known=known, bad=bad)
 
 
 @check("MW7 non-increasing in K (and the whole multi-wave bound)", theorems=("MW7",), kind="exhaustive",
