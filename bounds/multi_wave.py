@@ -43,6 +43,8 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   (:func:`single_slot_chain`, used by :func:`op_types`).
 * **MW9 single slot** (``1 <= K <= v`` fused, ``K = 1`` split): Theorem 3's hold argument per
   GPU, for holds during which one microbatch fills every slot (:func:`single_slot_value`).
+* **MW11 first backward** (finite ``K``): before a GPU's first backward op at most ``K`` of its
+  ops store, so at most ``K f`` of its work is done by then (:func:`first_backward_value`).
 * **MW10 split single slot** (split, ``2 <= K <= v``): MW9's argument for the periods during
   which one microbatch fills every slot, ended by the split drain
   (:func:`split_single_slot_value`, :func:`split_drain`).
@@ -346,6 +348,47 @@ def split_single_slot_value(inst: Instance) -> Optional[Fraction]:
         val = (lo * f_ + inst.v * inst.m * (f_ + inst.b)
                + min_single_slot_waste(n, G, f_, inst.m) + split_drain(inst, lo))
         best = val if best is None else max(best, val)
+    return Fraction(best)
+
+
+@theorem("MW11", "stores before the first backward", MULTI + "B.6 Memory",
+         terms=("mw_first_backward",))
+def first_backward_value(inst: Instance, backward: bool = False) -> Optional[Fraction]:
+    """MW11 (finite ``K``; every placement, ``v``, fused or split, with recomputation): for
+    every GPU ``p`` with stages ``s_1 < ... < s_v`` and ``k = min(K, v m)``,
+
+    ``T >= h_p + v m u - k f + end_p``,  ``h_p = S f + (S - 1 - s_v) b_c``
+
+    (the head of the backward op of ``(., s_v)``; ``b_c = b`` fused, ``b_I`` split), ``end_p =
+    s_1 b`` fused and :func:`split_drain` split.
+
+    Proof: let ``t_1`` be the start of the GPU's first backward op (``B`` or ``I``); it is one
+    of stage ``s_v`` (a lower stage's waits for it on the chain), so ``t_1 >= h_p``. Before
+    ``t_1`` the GPU runs only ``F`` and ``R`` ops (a ``W`` follows its ``I``). Every activation
+    stored before ``t_1`` is still live just after ``t_1`` (its release is, or follows, a
+    backward op of this GPU), so at most ``k`` of those ops store: the others are forwards that
+    store nothing, each paid again by its own ``R``. So at most ``k f`` of the GPU's
+    ``v m u + y f`` of work (``y`` recomputations) is done before ``t_1`` net of the
+    recomputations it causes, the rest runs after ``t_1`` one op at a time, and the last op is
+    followed by its tail (fused: a ``B`` of a stage ``>= s_1``) or the split drain.
+    ``backward`` (MW11r, docs/theory.md A.11): the drain of backward recomputation. None when
+    ``K`` is None.
+
+    >>> first_backward_value(Instance(P=2, m=3, v=2, K=3, placement="vshape", f=1, b_I=3, b_W=1))
+    Fraction(35, 1)
+    """
+    if inst.K is None:
+        return None
+    f_, S = inst.f, inst.S
+    k = min(inst.K, inst.v * inst.m)
+    bc = inst.b_I if inst.split else inst.b
+    work = inst.v * inst.m * (f_ + inst.b) - k * f_
+    best = None
+    for st in stages_by_gpu(inst):
+        lo, top = st[0], st[-1]
+        end = split_drain(inst, lo, backward) if inst.split else lo * inst.b
+        val = S * f_ + (S - 1 - top) * bc + work + end
+        best = val if best is None or val > best else best
     return Fraction(best)
 
 
@@ -762,6 +805,9 @@ def terms(inst: Instance) -> list[Term]:
     split_slot = split_single_slot_value(inst)
     if split_slot is not None:
         out.append(("mw_split_single_slot", split_slot, False))
+    first = first_backward_value(inst)
+    if first is not None:
+        out.append(("mw_first_backward", first, False))
     if case == "looped":
         out.append(("mw_looped_opt", looped_opt_value(inst), term_exact("mw_looped_opt", inst)))
     elif case == "vshape":

@@ -43,8 +43,11 @@ def test_mw9_with_K_equal_v(placement, m, f, b, opt, others):
     # K = v = 2: a microbatch keeping both its stages fills both slots during its top hold;
     # OPT from pipebounds/data/optima.jsonl (use_theory=False), re-solved here
     inst = Instance(P=2, m=m, v=2, K=2, placement=placement, f=f, b=b)
-    rest = max(v for name, v in lower_bound(inst).terms if name != "mw_single_slot")
+    # MW11 (first backward, a later argument) reaches OPT on two of these as well
+    rest = max(v for name, v in lower_bound(inst).terms
+               if name not in ("mw_single_slot", "mw_first_backward"))
     assert rest == others
+    assert dict(lower_bound(inst).terms)["mw_first_backward"] <= opt
     assert single_slot_value(inst) == lower_bound(inst).value == opt
     assert solve(inst, use_theory=False, time_limit=60).makespan == opt
 
@@ -59,12 +62,14 @@ def test_mw9_reaches_the_optimum_where_it_binds(placement):
 
 def test_mw9_split_form_where_it_binds():
     # split: the span ends b_W after the last I of the lowest stage; every other term gives 20
-    # but MW7, whose split drain (the same end argument, without the holds) reaches 21 too
+    # but MW7 and MW11, whose split drain (the same end argument, without the holds) reaches
+    # 21 too
     inst = Instance(P=2, m=2, v=2, K=1, placement="looped", f=1, b_I=2, b_W=1)
+    later = ("mw_memory_slots", "mw_first_backward")
     others = max(v for name, v in lower_bound(inst).terms
-                 if name not in ("mw_single_slot", "mw_memory_slots"))
+                 if name not in ("mw_single_slot",) + later)
     assert others == 20
-    assert dict(lower_bound(inst).terms)["mw_memory_slots"] == 21
+    assert [dict(lower_bound(inst).terms)[n] for n in later] == [21, 21]
     assert single_slot_value(inst) == lower_bound(inst).value == 21
     assert solve(inst, use_theory=False).makespan == 21
 

@@ -28,12 +28,13 @@ def test_mw10_domain():
     assert mw.split_single_slot_value(inst.with_(v=3, K=3)) is not None
 
 
-@pytest.mark.parametrize("m,f,bI,bW,opt,others", [
-    (2, 1, 1, 1, 15, 14), (2, 1, 1, 2, 19, 17), (3, 2, 3, 1, 45, 42)])
-def test_mw10_is_the_optimum_where_it_binds(m, f, bI, bW, opt, others):
-    # vshape P = 2, K = v = 2: OPT from data/multiwave_finite_k_split.jsonl, re-solved here
-    # with CP-SAT and no bound of `bounds`
-    inst = Instance(P=2, m=m, v=2, K=2, placement="vshape", f=f, b_I=bI, b_W=bW)
+@pytest.mark.parametrize("placement,m,f,bI,bW,opt,others", [
+    ("vshape", 3, 2, 1, 1, 30, 29), ("vshape", 4, 2, 1, 1, 40, 37),
+    ("looped", 4, 2, 1, 1, 38, 37)])
+def test_mw10_is_the_optimum_where_it_binds(placement, m, f, bI, bW, opt, others):
+    # P = 2, K = v = 2: OPT from data/multiwave_finite_k_split.jsonl, re-solved here with
+    # CP-SAT and no bound of `bounds`; every other term (MW11 included) is below it
+    inst = Instance(P=2, m=m, v=2, K=2, placement=placement, f=f, b_I=bI, b_W=bW)
     assert _others(inst, "mw_split_single_slot") == others
     assert mw.split_single_slot_value(inst) == lower_bound(inst).value == opt
     res = solve(inst, time_limit=60, use_known=False, use_theory=False, engine="cpsat")
