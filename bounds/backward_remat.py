@@ -20,6 +20,7 @@ argument and hold as they are: T0 (work and chain; an ``R`` only adds work), S2,
 * **MW7r**: MW7 with the slot edge of ``min(b_I, b_W)`` and the drain ``D(lo b_I, min(K, v m),
   v m)`` in its work branch.
 * **MW9r** (``K = 1``): MW9 on MW1r's chain with the drain ``D(tail - b_W, 1, v m)``.
+* **MW11r**: MW11 with the drain ``D(s_1 b_I, min(K, v m), v m)``.
 
 Only the chain term's exact case (``m = 1, v = 1``) is claimed exact here: its schedule has no
 ``R`` and the chain is a bound for every schedule.
@@ -105,6 +106,13 @@ def memory_slots_backward_value(inst: Instance):
     return mw.memory_slots_value(inst, release=release_min(inst), backward=True)
 
 
+@theorem("MW11r", "first backward with backward recomputation", DOC,
+         terms=("mw_first_backward_backward",))
+def first_backward_backward_value(inst: Instance):
+    """MW11r: MW11 with the drain of Lemma D (None when ``K`` is None)."""
+    return mw.first_backward_value(inst, backward=True)
+
+
 @theorem("MW9r", "single slot per GPU with backward recomputation", DOC,
          terms=("mw_single_slot_backward",))
 def single_slot_backward_mw_value(inst: Instance):
@@ -138,10 +146,13 @@ def terms(inst: Instance) -> list[Term]:
     slot = single_slot_backward_mw_value(inst)
     if slot is not None:
         out.append(("mw_single_slot_backward", slot, False))
+    first = first_backward_backward_value(inst)
+    if first is not None:
+        out.append(("mw_first_backward_backward", first, False))
     return out
 
 
 __all__ = ["DOC", "split_drain_backward_value", "single_slot_backward_gpu_value",
            "single_slot_backward_value", "release_min", "split_memory_time_backward_value",
            "gpu_subset_backward_value", "memory_slots_backward_value",
-           "single_slot_backward_mw_value", "terms"]
+           "single_slot_backward_mw_value", "first_backward_backward_value", "terms"]

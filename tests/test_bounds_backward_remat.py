@@ -96,6 +96,7 @@ def test_quick_check_passes():
     ("single_slot_backward", lambda x: x + 1),
     ("mw_gpu_subset_backward", lambda x: x + 1),
     ("mw_single_slot_backward", lambda x: x + 1),
+    ("mw_first_backward_backward", lambda x: x + 1),
     ("mw_memory_slots_backward", lambda x: x * Fraction(17, 16)),
 ])
 def test_a_planted_error_in_each_backward_term_is_caught(monkeypatch, name, mutate):
