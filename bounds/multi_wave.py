@@ -43,11 +43,11 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   (:func:`single_slot_chain`, used by :func:`op_types`).
 * **MW9 single slot** (``1 <= K <= v`` fused, ``K = 1`` split): Theorem 3's hold argument per
   GPU, for holds during which one microbatch fills every slot (:func:`single_slot_value`).
-* **MW11 first backward** (finite ``K``): before a GPU's first backward op at most ``K`` of its
-  ops store, so at most ``K f`` of its work is done by then (:func:`first_backward_value`).
 * **MW10 split single slot** (split, ``2 <= K <= v``): MW9's argument for the periods during
   which one microbatch fills every slot, ended by the split drain
   (:func:`split_single_slot_value`, :func:`split_drain`).
+* **MW11 first backward** (finite ``K``): before a GPU's first backward op at most ``K`` of its
+  ops store, so at most ``K f`` of its work is done by then (:func:`first_backward_value`).
 """
 
 from __future__ import annotations

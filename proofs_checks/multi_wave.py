@@ -787,7 +787,8 @@ def stored_split_optima(path: Optional[str] = None) -> tuple[list[tuple[Instance
     from schedules.schedule import Schedule
 
     file = Path(__file__).resolve().parent.parent / (path or SPLIT_FINITE_K)
-    out, bad = [], []
+    out: list[tuple[Instance, Fraction]] = []
+    bad: list[str] = []
     if not file.exists():
         return out, [f"no {path or SPLIT_FINITE_K}"]
     for line in file.read_text().splitlines():
