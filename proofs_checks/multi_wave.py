@@ -809,11 +809,12 @@ def stored_split_optima(path: Optional[str] = None) -> tuple[list[tuple[Instance
 
 def split_memory_instances(mode: str) -> list[Instance]:
     """Fresh split instances with ``2 <= K <= v`` and beyond (quick: ``v = 2, P = 2, m <= 3``
-    and ``v = 3, P = 2, m = 2``; full: ``v = 2, P <= 3, m <= 4`` and ``v = 3, P = 2, m <= 3``)."""
+    and ``v = 3, P = 2, m = 2``; full: ``v = 2, P = 2, m <= 4`` and ``v = 3, P = 2, m <= 3``;
+    the stored rows hold ``P = 3``)."""
     quick = mode == "quick"
     trips = [(1, 1, 1), (1, 2, 1)] if quick else [(1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 2),
                                                    (2, 3, 1)]
-    two = [(2, mn) for mn in (2, 3)] if quick else [(Pn, mn) for Pn in (2, 3) for mn in (2, 3, 4)]
+    two = [(2, mn) for mn in ((2, 3) if quick else (2, 3, 4))]
     out = [Instance(P=Pn, m=mn, v=2, K=Kn, placement=pl, f=fd, b_I=bi, b_W=bw)
            for pl in ("looped", "vshape") for Pn, mn in two for Kn in (2, 3, 4)
            for fd, bi, bw in trips if Kn < 2 * mn and (Kn == 2 or not quick)]
@@ -829,8 +830,8 @@ def split_memory_instances(mode: str) -> list[Instance]:
        range={"quick": "every row of data/multiwave_finite_k_split.jsonl (v=2, P<=3, m<=4, "
                        "K 2..4, 6 duration triples; orders re-simulated); solved: v=2, P=2, "
                        "m<=3, K=2 and v=3, P=2, m=2, K in {2,3}, both placements",
-              "full": "the same rows; solved: v=2, P<=3, m<=4, K 2..4 and v=3, P=2, m<=3, "
-                      "K in {2,3}, 5 duration triples, both placements"})
+              "full": "the same rows; solved: v=2, P=2, m<=4, K 2..4 and v=3, P=2, m<=3, "
+                      "K in {2,3}, 5 (v=3: 3) duration triples, both placements"})
 def split_memory_finite_K(ctx: Context) -> CheckResult:
     """MW10 and MW7 (with the split drain) against optima proven without any bound: the stored
     CP-SAT optima of :data:`SPLIT_FINITE_K` (each row's schedule re-simulated to its ``opt``)
