@@ -48,6 +48,8 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   (:func:`split_single_slot_value`, :func:`split_drain`).
 * **MW11 first backward** (finite ``K``): before a GPU's first backward op at most ``K`` of its
   ops store, so at most ``K f`` of its work is done by then (:func:`first_backward_value`).
+* **MW12 last forward** (fused, finite ``K``): after a GPU's last forward only the ``B`` ops of
+  its ``K`` live pairs and of pairs it recomputes there remain (:func:`last_forward_value`).
 """
 
 from __future__ import annotations
@@ -388,6 +390,53 @@ def first_backward_value(inst: Instance, backward: bool = False) -> Optional[Fra
         lo, top = st[0], st[-1]
         end = split_drain(inst, lo, backward) if inst.split else lo * inst.b
         val = S * f_ + (S - 1 - top) * bc + work + end
+        best = val if best is None or val > best else best
+    return Fraction(best)
+
+
+def last_forward_inner(A, K: int, N: int, f_, b_, c):
+    """``min_{n >= 0} max(A - min(K + n, N) b, n f + c)`` (MW12's choice of the number ``n`` of
+    recomputations after a GPU's last forward): the first argument falls until ``n = N - K``
+    and is constant after, the second rises, so the minimum is at ``n = 0``, at
+    ``max(0, N - K)`` or next to their crossing ``(A - K b - c) / (b + f)``."""
+    top = max(0, N - K)
+    cands = {0, top}
+    cross = (A - K * b_ - c) / (b_ + f_)
+    if cross > 0:
+        lo = int(cross // 1)
+        cands.update(x for x in (lo, lo + 1) if x <= top)
+    return min(max(A - min(K + n, N) * b_, n * f_ + c) for n in cands)
+
+
+@theorem("MW12", "last forward", MULTI + "B.6 Memory", terms=("mw_last_forward",))
+def last_forward_value(inst: Instance) -> Optional[Fraction]:
+    """MW12 (fused, finite ``K``; every placement and ``v``, with recomputation): for every GPU
+    ``p`` with stages ``s_1 < ... < s_v``,
+
+    ``T >= s_1 f + v m u + min_{n >= 0} max(tail_p - min(K + n, v m) b, n f + s_1 b)``,
+    ``tail_p = (S - 1 - s_v) f + S b``
+
+    (the tail of ``F(., s_v)``). Proof: let ``t_L`` be the end of the GPU's last forward, one of
+    stage ``s_v`` (a lower stage's forward precedes it on the chain): ``T >= t_L + tail_p``.
+    After ``t_L`` the GPU runs only ``n`` ops ``R`` and ``n_B`` ops ``B``; a ``B`` after ``t_L``
+    is of a pair live at ``t_L`` (at most ``K``) or stored after it by one of those ``R``, so
+    ``n_B <= min(K + n, v m)``. The rest of its work, ``v m u + y f - n_B b - n f >= v m u -
+    n_B b`` (``y >= n`` recomputations in all), lies in ``[s_1 f, t_L]``; after ``t_L`` it runs
+    ``n_B b + n f`` and its last op, a ``B``, has tail ``>= s_1 b``. So ``T >= s_1 f + v m u +
+    max(tail_p - n_B b, n f + s_1 b)``, and the minimum over ``n`` covers the schedule's own.
+    None unless fused with finite ``K``.
+
+    >>> last_forward_value(Instance(P=3, m=4, v=2, K=2, placement="vshape", f=3, b=1))
+    Fraction(49, 1)
+    """
+    if inst.K is None or inst.split:
+        return None
+    f_, b_, S, N = inst.f, inst.b, inst.S, inst.v * inst.m
+    best = None
+    for st in stages_by_gpu(inst):
+        lo, top = st[0], st[-1]
+        A = (S - 1 - top) * f_ + S * b_
+        val = lo * f_ + N * (f_ + b_) + last_forward_inner(A, inst.K, N, f_, b_, lo * b_)
         best = val if best is None or val > best else best
     return Fraction(best)
 
@@ -808,6 +857,9 @@ def terms(inst: Instance) -> list[Term]:
     first = first_backward_value(inst)
     if first is not None:
         out.append(("mw_first_backward", first, False))
+    last = last_forward_value(inst)
+    if last is not None:
+        out.append(("mw_last_forward", last, False))
     if case == "looped":
         out.append(("mw_looped_opt", looped_opt_value(inst), term_exact("mw_looped_opt", inst)))
     elif case == "vshape":

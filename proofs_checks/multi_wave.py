@@ -801,9 +801,11 @@ def stored_split_optima(path: Optional[str] = None) -> tuple[list[tuple[Instance
             bad.append(f"STORED ROW {inst.to_dict()}: its schedule gives {res.makespan}, not {opt}")
         elif row["status"] == "optimal":
             out.append((inst, opt))
-        elif lower_bound(inst).value > opt:
-            bad.append(f"INVALID {inst.to_dict()}: LB {lower_bound(inst).value} > the makespan "
-                       f"{opt} of a valid schedule")
+        else:
+            above = [f"{n} {v_}" for n, v_ in lower_bound(inst).terms if v_ > opt]
+            if above:
+                bad.append(f"INVALID {', '.join(above)} > the makespan {opt} of a valid "
+                           f"schedule: {inst.to_dict()}")
     return out, bad
 
 
@@ -859,9 +861,9 @@ def first_backward_instances(mode: str) -> list[Instance]:
     return out
 
 
-@check("MW11 first backward: every term <= OPT of multi-wave instances with finite K (fused "
-       "and split); MW11 tight somewhere; OPT/LB with and without MW10, MW11",
-       theorems=("MW11",), kind="exhaustive",
+@check("MW11 first backward, MW12 last forward: every term <= OPT of multi-wave instances with "
+       "finite K (fused and split); both tight somewhere; OPT/LB with and without MW10-MW12",
+       theorems=("MW11", "MW12"), kind="exhaustive",
        range={"quick": "every independent v>=2 finite-K row of pipebounds/data/optima.jsonl and "
                        "every row of data/multiwave_finite_k_split.jsonl (orders re-simulated); "
                        "solved: v=3, P=2, m=2, K in {2,4} and v=2, P=4, m=2, K=3, both "
@@ -869,26 +871,27 @@ def first_backward_instances(mode: str) -> list[Instance]:
               "full": "the same rows; solved: v=3, P=2, m<=3, K 2..5 and v=2, P=4, m=2, "
                       "K in {2,3}, both placements, 4 duration sets (fused and split)"})
 def first_backward_finite_K(ctx: Context) -> CheckResult:
-    """MW11 against optima proven without any bound (the table's multi-wave finite-``K`` rows,
-    the stored split optima, fresh CP-SAT solves with ``use_theory=False``). The detail also
-    gives the mean and worst OPT/LB over the stored rows without the terms of MW10 and MW11
-    (``before``) and with them."""
+    """MW11 and MW12 against optima proven without any bound (the table's multi-wave
+    finite-``K`` rows, the stored split optima, fresh CP-SAT solves with ``use_theory=False``).
+    The detail also gives the mean and worst OPT/LB over the stored rows without the terms of
+    MW10-MW12 (``before``) and with them."""
     known, bad = stored_split_optima()
     known += optima_rows(lambda i: i.v >= 2 and i.K is not None and i.c == 0)
-    new = ("mw_first_backward", "mw_split_single_slot")
+    new = ("mw_first_backward", "mw_split_single_slot", "mw_last_forward")
     ratios = []
     for inst, opt in known:
         terms = lower_bound(inst).terms
         ratios.append((opt / max(v_ for n, v_ in terms if n not in new),
                        opt / max(v_ for _, v_ in terms)))
     res = _fresh_terms_valid(ctx, first_backward_instances(ctx.mode),
-                             20.0 if ctx.mode == "quick" else 60.0, ("mw_first_backward",),
+                             20.0 if ctx.mode == "quick" else 60.0,
+                             ("mw_first_backward", "mw_last_forward"),
                              engine="cpsat", known=known, bad=bad)
     if ratios:
         before = [r[0] for r in ratios]
         after = [r[1] for r in ratios]
         res = CheckResult(res.instances, res.ok, res.worst_gap, res.detail + (
-            f"; stored rows {len(ratios)}: without MW10/MW11 mean "
+            f"; stored rows {len(ratios)}: without MW10-MW12 mean "
             f"{float(sum(before) / len(before)):.4f} worst {max(before)}, with them mean "
             f"{float(sum(after) / len(after)):.4f} worst {max(after)}"))
     return res

@@ -140,6 +140,8 @@ VALUE_BOUNDS = {
     "MW8b": (bmw, "vshape_forced_remat_value",
              lambda i: _mw_fused(i) and i.placement == "vshape" and i.K == 1),
     "MW9": (bmw, "single_slot_value", lambda i: i.v >= 2 and i.K is not None and i.K <= i.v),
+    "MW11": (bmw, "first_backward_value", lambda i: i.v >= 2 and i.K is not None),
+    "MW12": (bmw, "last_forward_value", lambda i: _mw_fused(i) and i.K is not None),
 }
 
 _ROWS = []
