@@ -84,10 +84,14 @@ def test_exact_basis_from_the_table_and_the_optimum_above_the_bound(capsys):
     # P=4, m=8, K=2: LB 33 = OPT 33 proven by a row of pipebounds/data/optima.jsonl (no theorem covers it)
     res = _bound(capsys, "-P", "4", "-m", "8", "-K", "2")
     assert (res["exact"], res["exact_basis"], res["optimum"]) == (True, "table", 33)
-    # P=3, m=2, K=2, v=2 vshape: LB 22 < OPT 24 (table): optimum known, not exact
+    # P=3, m=4, K=2, v=2 vshape, f=3, b=1: LB 49 < OPT 52 (table): optimum known, not exact
+    res = _bound(capsys, "-P", "3", "-m", "4", "-K", "2", "-v", "2", "--placement", "vshape",
+                 "-f", "3", "-b", "1")
+    assert res["lower_bound"] == 49 and res["exact"] is False and res["exact_basis"] is None
+    assert res["optimum"] == 52 and res["optimum_basis"] == "table"
+    # P=3, m=2, K=2, v=2 vshape: MW11 = 24 reaches the table's optimum (22 before MW11)
     res = _bound(capsys, "-P", "3", "-m", "2", "-K", "2", "-v", "2", "--placement", "vshape")
-    assert res["lower_bound"] == 22 and res["exact"] is False and res["exact_basis"] is None
-    assert res["optimum"] == 24 and res["optimum_basis"] == "table"
+    assert res["lower_bound"] == 24 == res["optimum"] and res["exact_basis"] == "table"
     # P=3, m=12, K=1, f=5, b=3: T3 = 144 < OPT = 146, and T3d = 146 reaches the table's optimum
     res = _bound(capsys, "-P", "3", "-m", "12", "-K", "1", "-f", "5", "-b", "3")
     terms = {t["id"]: t["value"] for t in res["terms"]}
