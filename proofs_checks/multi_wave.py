@@ -772,6 +772,9 @@ def split_single_slot_multiwave(ctx: Context) -> CheckResult:
 SPLIT_FINITE_K = "data/multiwave_finite_k_split.jsonl"
 """Exact optima of split two-wave instances with finite ``K`` (tools/multiwave_finite_k.py:
 CP-SAT with ``use_theory=False``; each row keeps its optimal orders)."""
+RANDOM_FINITE_K = "data/multiwave_finite_k_random.jsonl"
+"""The same for random multi-wave instances (``P <= 4``, ``v in {2, 3}``, ``K <= 2v``, fused
+and split; ``tools/multiwave_finite_k.py --random 7``)."""
 
 
 def stored_split_optima(path: Optional[str] = None) -> tuple[list[tuple[Instance, Fraction]],
@@ -865,7 +868,8 @@ def first_backward_instances(mode: str) -> list[Instance]:
        "finite K (fused and split); both tight somewhere; OPT/LB with and without MW10-MW12",
        theorems=("MW11", "MW12"), kind="exhaustive",
        range={"quick": "every independent v>=2 finite-K row of pipebounds/data/optima.jsonl and "
-                       "every row of data/multiwave_finite_k_split.jsonl (orders re-simulated); "
+                       "every row of data/multiwave_finite_k_split.jsonl and "
+                       "data/multiwave_finite_k_random.jsonl (orders re-simulated); "
                        "solved: v=3, P=2, m=2, K in {2,4} and v=2, P=4, m=2, K=3, both "
                        "placements, fused and split",
               "full": "the same rows; solved: v=3, P=2, m<=3, K 2..5 and v=2, P=4, m=2, "
@@ -876,7 +880,9 @@ def first_backward_finite_K(ctx: Context) -> CheckResult:
     The detail also gives the mean and worst OPT/LB over the stored rows without the terms of
     MW10-MW12 (``before``) and with them."""
     known, bad = stored_split_optima()
-    known += optima_rows(lambda i: i.v >= 2 and i.K is not None and i.c == 0)
+    more, bad_more = stored_split_optima(RANDOM_FINITE_K)
+    known += more + optima_rows(lambda i: i.v >= 2 and i.K is not None and i.c == 0)
+    bad += bad_more
     new = ("mw_first_backward", "mw_split_single_slot", "mw_last_forward")
     ratios = []
     for inst, opt in known:

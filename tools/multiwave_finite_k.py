@@ -8,6 +8,12 @@ split ones, where the multi-wave bounds were loosest: ``v = 2``, both placements
 circularity; each row keeps the optimal orders, which the check re-simulates.
 
     python tools/multiwave_finite_k.py [--time-limit 20] [--out FILE]
+    python tools/multiwave_finite_k.py --random SEED --cpu SECONDS [--out FILE]
+
+``--random``: instead of the grid, random instances until ``SECONDS`` of CPU time have passed
+(:func:`random_instance`: ``P`` in 2..4, ``v`` in {2, 3}, ``K`` in ``1..2v``, both placements,
+fused or split, ``f`` in {1, 2, 3, 3/2}; 15 s per solve), written to
+data/multiwave_finite_k_random.jsonl by default (the committed file: seed 7).
 
 One JSON line per instance (resumable: instances already in ``--out`` are skipped):
 ``Instance.to_dict()`` and ``status``, ``opt`` (exact string), ``cpu`` (CPU seconds of this
@@ -26,6 +32,7 @@ from pathlib import Path
 from schedules import Instance
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "multiwave_finite_k_split.jsonl"
+OUT_RANDOM = OUT.with_name("multiwave_finite_k_random.jsonl")
 TRIPLES = ((2, 3, 1), (1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 2), (1, 3, 1))
 
 
@@ -37,13 +44,56 @@ def instances() -> list[Instance]:
             if Kn < 2 * mn]
 
 
+def random_instance(rng) -> Instance:
+    """One instance of the ``--random`` sweep (module docstring)."""
+    from fractions import Fraction
+
+    P = rng.choice([2, 3, 4])
+    v = rng.choice([2, 2, 3])
+    m = rng.randint(2, 4 if P < 4 else 3)
+    if v == 3 and P > 2:
+        m = 2
+    K = rng.randint(1, 2 * v)
+    pl = rng.choice(["looped", "vshape"])
+    f = rng.choice([1, 2, 3, Fraction(3, 2)])
+    d = (dict(b_I=rng.choice([1, 2, 3]), b_W=rng.choice([1, 2])) if rng.random() < 0.5
+         else dict(b=rng.choice([1, 2, 3, 4])))
+    return Instance(P=P, m=m, K=K, v=v, placement=pl, f=f, **d)
+
+
+def _row(inst: Instance, r, cpu: float) -> dict:
+    row = inst.to_dict()
+    row.update(status=r.status, opt=None if r.makespan is None else str(r.makespan),
+               cpu=round(cpu, 3), orders=None if r.schedule is None else
+               [[str(op) for op in seq] for seq in r.schedule.orders])
+    return row
+
+
 def main(argv=None) -> int:
     from pipebounds.search import solve
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--time-limit", type=float, default=20.0)
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--random", type=int, default=None, metavar="SEED")
+    ap.add_argument("--cpu", type=float, default=400.0)
     args = ap.parse_args(argv)
+    if args.random is not None:
+        import random
+
+        rng = random.Random(args.random)
+        out_path = args.out or OUT_RANDOM
+        t_start = time.process_time()
+        with out_path.open("a") as out:
+            while time.process_time() - t_start < args.cpu:
+                inst = random_instance(rng)
+                t0 = time.process_time()
+                r = solve(inst, time_limit=15, use_known=False, use_theory=False,
+                          engine="cpsat")
+                out.write(json.dumps(_row(inst, r, time.process_time() - t0)) + "\n")
+                out.flush()
+        return 0
+    args.out = args.out or OUT
     done = set()
     if args.out.exists():
         done = {json.dumps(Instance.from_dict(json.loads(line)).to_dict(), sort_keys=True)
@@ -56,12 +106,7 @@ def main(argv=None) -> int:
             t0 = time.process_time()
             r = solve(inst, time_limit=args.time_limit, use_known=False, use_theory=False,
                       engine="cpsat")
-            row = inst.to_dict()
-            row.update(status=r.status, opt=None if r.makespan is None else str(r.makespan),
-                       cpu=round(time.process_time() - t0, 3),
-                       orders=None if r.schedule is None else
-                       [[str(op) for op in seq] for seq in r.schedule.orders])
-            out.write(json.dumps(row) + "\n")
+            out.write(json.dumps(_row(inst, r, time.process_time() - t0)) + "\n")
             out.flush()
     return 0
 
