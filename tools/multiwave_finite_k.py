@@ -13,7 +13,8 @@ circularity; each row keeps the optimal orders, which the check re-simulates.
 ``--random``: instead of the grid, random instances until ``SECONDS`` of CPU time have passed
 (:func:`random_instance`: ``P`` in 2..4, ``v`` in {2, 3}, ``K`` in ``1..2v``, both placements,
 fused or split, ``f`` in {1, 2, 3, 3/2}; 15 s per solve), written to
-data/multiwave_finite_k_random.jsonl by default (the committed file: seed 7).
+data/multiwave_finite_k_random.jsonl by default (the committed file: seed 7, a repeated
+instance kept once).
 
 One JSON line per instance (resumable: instances already in ``--out`` are skipped):
 ``Instance.to_dict()`` and ``status``, ``opt`` (exact string), ``cpu`` (CPU seconds of this
