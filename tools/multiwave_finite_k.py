@@ -13,8 +13,8 @@ circularity; each row keeps the optimal orders, which the check re-simulates.
 ``--random``: instead of the grid, random instances until ``SECONDS`` of CPU time have passed
 (:func:`random_instance`: ``P`` in 2..4, ``v`` in {2, 3}, ``K`` in ``1..2v``, both placements,
 fused or split, ``f`` in {1, 2, 3, 3/2}; 15 s per solve), written to
-data/multiwave_finite_k_random.jsonl by default (the committed file: seed 7, a repeated
-instance kept once).
+data/multiwave_finite_k_random.jsonl by default (the committed file: seed 7; a repeated
+instance is solved once).
 
 One JSON line per instance (resumable: instances already in ``--out`` are skipped):
 ``Instance.to_dict()`` and ``status``, ``opt`` (exact string), ``cpu`` (CPU seconds of this
@@ -85,9 +85,14 @@ def main(argv=None) -> int:
         rng = random.Random(args.random)
         out_path = args.out or OUT_RANDOM
         t_start = time.process_time()
+        seen = set()
         with out_path.open("a") as out:
             while time.process_time() - t_start < args.cpu:
                 inst = random_instance(rng)
+                key = json.dumps(inst.to_dict(), sort_keys=True)
+                if key in seen:
+                    continue
+                seen.add(key)
                 t0 = time.process_time()
                 r = solve(inst, time_limit=15, use_known=False, use_theory=False,
                           engine="cpsat")
