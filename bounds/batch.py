@@ -364,6 +364,9 @@ def _memory_slots(stages: list, S: int, split: bool, m, K, f, b, bI, bW) -> np.n
     kk = np.minimum(K, n)
     edge = (kk * (kk - 1) // 2 * (f + rel))[:, None]
     work = (n * B)[:, None]
+    lo = np.array([st[0] for st in stages], np.int64)
+    if split:   # the drain after the last I (bounds.multi_wave.split_drain)
+        work = work + _split_drain(lo, K, n, bI, bW)
     coef = np.array([[S - s for s in st] for st in stages], np.int64)  # (P, v), longest 1st
     trip = (f + bI) if split else B
     Ls = coef[None] * trip[:, None, None] + (bW[:, None, None] if split else 0)
@@ -392,9 +395,70 @@ def _memory_slots(stages: list, S: int, split: bool, m, K, f, b, bI, bW) -> np.n
                 - part * np.take_along_axis(Lpad, full[..., None], -1)[..., 0])
         val = np.maximum((work + x * ff) * KK, kept + x * BB + edge)
         inner = val if inner is None else np.minimum(inner, val)
-    lo = np.array([st[0] for st in stages], np.int64)
     tail = 0 if split else lo[None] * b[:, None]
     return ((lo[None] * ff + tail) * KK + inner).max(-1)
+
+
+def _split_drain(lo, K, n, bI, bW):
+    """:func:`bounds.multi_wave.split_drain` of every row and GPU (rows, P): ``max(0, lo b_I -
+    (min(K, n) - 1) b_W)``, ``lo`` the GPUs' lowest stages, ``n = v m``."""
+    kk = np.minimum(K, n)[:, None]
+    return np.maximum(0, lo[None] * bI[:, None] - (kk - 1) * bW[:, None])
+
+
+def _split_single_slot(stages: list, S: int, m, K, f, b, bI, bW) -> np.ndarray:
+    """MW10 (split, ``2 <= K <= v``) of every row (:func:`bounds.multi_wave.
+    split_single_slot_value`): the maximum over GPUs of ``s_1 f + v m u + min_x w + drain``."""
+    v = len(stages[0])
+    lo = np.array([st[0] for st in stages], np.int64)
+    top = np.array([st[-1] for st in stages], np.int64)
+    n = ((v - K + 1) * m)[:, None]
+    G = (S - top - 1)[None] * (f + bI)[:, None]
+    val = (lo[None] * f[:, None] + (v * m * (f + b))[:, None]
+           + _min_waste(n, G, f[:, None], m[:, None]) + _split_drain(lo, K, v * m, bI, bW))
+    return val.max(-1)
+
+
+def _first_backward(stages: list, S: int, split: bool, m, K, f, b, bI, bW) -> np.ndarray:
+    """MW11 (finite ``K``) of every row (:func:`bounds.multi_wave.first_backward_value`):
+    ``max_p [S f + (S - 1 - s_v) b_c + end_p] + v m u - min(K, v m) f``."""
+    v = len(stages[0])
+    lo = np.array([st[0] for st in stages], np.int64)
+    top = np.array([st[-1] for st in stages], np.int64)
+    n = v * m
+    bc = bI if split else b
+    end = _split_drain(lo, K, n, bI, bW) if split else lo[None] * b[:, None]
+    val = (S * f)[:, None] + (S - 1 - top)[None] * bc[:, None] + end
+    return val.max(-1) + n * (f + b) - np.minimum(K, n) * f
+
+
+def _last_forward(stages: list, S: int, m, K, f, b) -> np.ndarray:
+    """MW12 (fused, finite ``K``) of every row (:func:`bounds.multi_wave.last_forward_value`):
+    ``max_p [s_1 f + v m u + min_n max(tail_p - min(K + n, v m) b, n f + s_1 b)]`` at the
+    candidates of :func:`bounds.multi_wave.last_forward_inner`."""
+    v = len(stages[0])
+    lo = np.array([st[0] for st in stages], np.int64)
+    top = np.array([st[-1] for st in stages], np.int64)
+    N = (v * m)[:, None]
+    KK, ff, bb = K[:, None], f[:, None], b[:, None]
+    A = (S - 1 - top)[None] * ff + S * bb
+    c = lo[None] * bb
+    hi = np.maximum(0, N - KK)
+    num = A - KK * bb - c
+    cr = np.where(num > 0, num // (bb + ff), 0)
+    inner = None
+    for n in (np.zeros_like(hi), hi, np.minimum(cr, hi), np.minimum(cr + 1, hi)):
+        val = np.maximum(A - np.minimum(KK + n, N) * bb, n * ff + c)
+        inner = val if inner is None else np.minimum(inner, val)
+    return (lo[None] * ff + N * (ff + bb) + inner).max(-1)
+
+
+def _on(mask, fn, *cols) -> np.ndarray:
+    """``fn`` evaluated on the rows of ``mask`` only, 0 elsewhere (int64, one per row)."""
+    sel = slice(None) if mask.all() else np.flatnonzero(mask)
+    out = np.zeros(mask.shape, np.int64)
+    out[sel] = fn(*(x[sel] for x in cols))
+    return out
 
 
 def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bool) -> list[Term]:
@@ -457,6 +521,18 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
         val[sel] = (head[inv[sel]] + span + tail[inv[sel]] - (bWs[:, None] if split else 0)
                     ).max(-1)
         terms.append(Term("mw_single_slot", slot, val, one, no))
+    sslot = finite & (K >= 2) & (K <= v) if split else one < 0
+    if sslot.any():              # MW10
+        terms.append(Term("mw_split_single_slot", sslot, _on(
+            sslot, lambda *c: _split_single_slot(stages, S, *c), m, Kc, f, b, bI, bW),
+            one, no))
+    if finite.any():             # MW11
+        terms.append(Term("mw_first_backward", finite, _on(
+            finite, lambda *c: _first_backward(stages, S, split, *c), m, Kc, f, b, bI, bW),
+            one, no))
+    if fused and finite.any():   # MW12
+        terms.append(Term("mw_last_forward", finite, _on(
+            finite, lambda *c: _last_forward(stages, S, *c), m, Kc, f, b), one, no))
     if fused and not vshape:
         case = ~finite | (K >= v * m)
         if case.any():
