@@ -444,12 +444,9 @@ def _last_forward(stages: list, S: int, m, K, f, b) -> np.ndarray:
     A = (S - 1 - top)[None] * ff + S * bb
     c = lo[None] * bb
     hi = np.maximum(0, N - KK)
-    num = A - KK * bb - c
-    cr = np.where(num > 0, num // (bb + ff), 0)
-    inner = None
-    for n in (np.zeros_like(hi), hi, np.minimum(cr, hi), np.minimum(cr + 1, hi)):
-        val = np.maximum(A - np.minimum(KK + n, N) * bb, n * ff + c)
-        inner = val if inner is None else np.minimum(inner, val)
+    cr = np.maximum(A - KK * bb - c, 0) // (bb + ff)
+    n = np.minimum(np.stack((np.zeros_like(cr), hi + 0 * cr, cr, cr + 1)), hi)  # candidates
+    inner = np.maximum(A - np.minimum(KK + n, N) * bb, n * ff + c).min(0)
     return (lo[None] * ff + N * (ff + bb) + inner).max(-1)
 
 
