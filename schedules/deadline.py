@@ -30,6 +30,13 @@ class Deadline:
         """The deadline ``seconds`` from now (None: none)."""
         return cls(None if seconds is None else time.monotonic() + float(seconds))
 
+    @classmethod
+    def since_start(cls, seconds: Optional[float]) -> "Deadline":
+        """The deadline ``seconds`` after this process started (None: none): a command's time
+        limit counts its start-up too (the interpreter, the imports), so that the limit is the
+        user's wait. The start is :func:`process_started`."""
+        return cls(None if seconds is None else process_started() + float(seconds))
+
     def remaining(self) -> Optional[float]:
         """Seconds left (>= 0), or None without a deadline."""
         return None if self.at is None else max(0.0, self.at - time.monotonic())
@@ -47,3 +54,31 @@ class Deadline:
 
 
 NO_DEADLINE = Deadline()
+
+
+def process_started() -> float:
+    """When this process started, on the ``time.monotonic()`` clock: from ``/proc/self/stat``
+    (Linux: field 22, clock ticks since boot, against ``CLOCK_BOOTTIME``), else the first call
+    of this function (e.g. the command line's start)."""
+    if not _STARTED:
+        _STARTED.append(_from_proc() or time.monotonic())
+    return _STARTED[0]
+
+
+_STARTED: list[float] = []
+
+
+def _from_proc() -> Optional[float]:
+    """The process start from ``/proc`` (None where it cannot be read)."""
+    import os
+
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])  # field 22 of stat(5): fields[0] is field 3
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    if not 0 <= age < 86400 * 365:
+        return None
+    return time.monotonic() - age

@@ -837,7 +837,8 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
                   backward: bool = False, objective: str = "makespan",
                   positions: str = "anywhere", time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
                   workers: int = 1, hint: Optional[Schedule] = None,
-                  catch_sigint: bool = True, options=None) -> RematResult:
+                  catch_sigint: bool = True, options=None,
+                  grace: float = MODEL_GRACE) -> RematResult:
     """The best recompute choices for the fixed order of ``schedule`` (module docstring).
 
     Memory: ``K`` (activations per GPU; default the instance's ``K``), or ``budget_bytes`` with
@@ -850,7 +851,9 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     :func:`schedules.remat.fit_memory`'s when it keeps the order). ``catch_sigint``: CP-SAT's
     own SIGINT handler during the solve (off when the caller has its own: after a solve with
     it on, a later SIGINT was seen to kill the process instead of reaching the caller's
-    handler).
+    handler). ``grace``: seconds past ``time_limit`` that building the model may take (default
+    :data:`MODEL_GRACE`; 0 when the limit is a hard promise, as in ``pipebounds remat``); past
+    them the answer is ``unknown``.
     """
     t0 = time.monotonic()
     if objective not in OBJECTIVES:
@@ -863,6 +866,12 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     if back and not inst.split:
         raise RematError("backward rematerialization (options 2, 3) needs the split form "
                          "(I and W ops)")
+    if time_limit is not None and time.monotonic() - t0 > time_limit + grace or \
+            stop_requested():  # no time left even to import the solver (seconds when loaded)
+        return RematResult("unknown", objective, None, None, Fraction(0),
+                           positions=positions, backward=back, options=opts,
+                           seconds=time.monotonic() - t0,
+                           stats={"stopped": "before building the model"})
     cp_model = _ortools()
     base, pairs, dropped = _base(schedule.with_instance(inst))
     base = base.with_instance(inst)
@@ -877,7 +886,7 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
 
     def out_of_time() -> bool:  # past the limit by more than the grace: no answer in time
         return stop_requested() or (time_limit is not None
-                                    and time.monotonic() - t0 > time_limit + MODEL_GRACE)
+                                    and time.monotonic() - t0 > time_limit + grace)
 
     def answer(status: str, lower=Fraction(0), **more) -> RematResult:  # no schedule
         return RematResult(status, objective, None, None, lower,

@@ -133,6 +133,7 @@ def best_text(inst, budget, r: dict) -> list[str]:
 
 
 def run(args) -> int:
+    from schedules.deadline import command_started
     from schedules.remat import RematError
     from pipebounds.services.best import best
 
@@ -144,7 +145,8 @@ def run(args) -> int:
         res = best(inst, K=inst.K if budget is None else None, budget_bytes=budget,
                    backward=args.backward, time_limit=args.time_limit,
                    solve_time_limit=args.solve_time_limit or None, progress=progress_arg(args),
-                   policy=args.policy, options=args.options)
+                   policy=args.policy, options=args.options,
+                   started=command_started())  # the user's wait
     except RematError as exc:
         raise CLIError(str(exc)) from None
     if args.synthesize > 0:

@@ -190,6 +190,11 @@ def check_schedule_size(inst: Instance, what: str = "a schedule of this instance
             "MAX_ORDER_ITEMS", ops, f"ops of {what} ({3 if inst.split else 2}·P·v·m)"))
 
 
+END_SECONDS = 0.1
+"""Seconds of a command's time limit kept for what follows its solve (certification, the
+output, the process's exit): ``--time-limit`` is the user's wait (docs/reliability.md)."""
+
+
 MODEL_OPS_PER_SECOND = 8192
 """Ops of a schedule a solve can prepare per second of its time limit (the known schedules, their
 fitting to ``K``, the lower bound and the model), measured on ``P = 64, m = 64, v = 4``: a

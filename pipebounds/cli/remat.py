@@ -26,8 +26,8 @@ from schedules.io import INPUT_ERRORS, load_documents, schedule_from_document
 from schedules.instance import to_fraction, InstanceError
 from schedules.remat import RematError
 from schedules.remat_policies import POLICIES
-from .common import (CLIError, add_document_arg, exact_or_none, limit_flag, number_or_none,
-                     print_json, quantity, read_text, seconds_flag)
+from .common import (END_SECONDS, CLIError, add_document_arg, exact_or_none, limit_flag,
+                     number_or_none, print_json, quantity, read_text, seconds_flag)
 
 
 def register(sub) -> None:
@@ -100,7 +100,8 @@ def remat_report(schedule, K=None, budget_bytes=None, backward=False, objective=
     opts = remat_options(backward, options)
     backward = 2 in opts or 3 in opts
     res = optimal_remat(schedule, K=K, budget_bytes=budget_bytes, options=opts,
-                        objective=objective, positions=positions, time_limit=time_limit)
+                        objective=objective, positions=positions, time_limit=time_limit,
+                        grace=0.0)  # the limit is the command's promise
     inst = schedule.instance
     fit_ms = fit_reordered = None
     limit = K if K is not None else (inst.K if budget_bytes is None else None)
@@ -307,9 +308,12 @@ def run(args) -> int:
             raise CLIError(str(exc)) from None
     if args.time_limit is not None and args.time_limit <= 0:
         raise CLIError("--time-limit must be > 0")
+    # the limit is the user's wait: the process start-up and the output included
+    left = Deadline.since_start(args.time_limit).remaining()
+    left = None if left is None else max(0.05, left - END_SECONDS)
     if args.policy != "optimal":
         try:
-            r = policy_report(schedule, args.policy, K, budget, args.time_limit)
+            r = policy_report(schedule, args.policy, K, budget, left)
         except RematError as exc:
             raise CLIError(str(exc)) from None
         if args.json:
@@ -319,7 +323,7 @@ def run(args) -> int:
         return 0
     try:
         r = remat_report(schedule, K, budget, args.backward, args.objective, args.positions,
-                         args.time_limit, args.options)
+                         left, args.options)
     except RematError as exc:
         raise CLIError(str(exc)) from None
     if args.json:

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
 
 from schedules.instance import Instance
 from schedules.io import document_from_schedule
-from .common import CLIError, add_instance_flags, exact_string, instance_from_args, number, \
+from .common import END_SECONDS, CLIError, add_instance_flags, exact_string, instance_from_args, number, \
     print_json, batch_results, check_solvable, seconds_flag, whole_flag
 
 DEFAULT_TIME_LIMIT = 60.0
@@ -110,11 +109,15 @@ def _synthesis_seconds(args, limit) -> float:
         raise CLIError(f"{exc} (or 'auto')") from None
 
 
-def _synthesized(inst: Instance, args, limit, channel):
+def _synthesized(inst: Instance, args, limit, channel, deadline=None):
     """The schedule of a short synthesis (the engines' first incumbent), or None (off, or the
-    instance needs a feature the synthesis refuses)."""
+    instance needs a feature the synthesis refuses). It gets at most half of what ``deadline``
+    (a :class:`schedules.deadline.Deadline`) leaves: the engines need the rest."""
     seconds = _synthesis_seconds(args, limit)
-    if seconds <= 0 or (inst.K is None and inst.memory is None):
+    left = None if deadline is None else deadline.remaining()
+    if left is not None:
+        seconds = min(seconds, left / 2)
+    if seconds <= 0.05 or (inst.K is None and inst.memory is None):
         return None  # unconstrained memory: the known schedules are optimal already
     from pipebounds.synthesis import SynthesisError, synthesize
 
@@ -137,11 +140,14 @@ def _Quiet(outer):
     return Quiet()
 
 
-def solve_report(inst: Instance, args, stop=None) -> dict:
-    """The JSON object of one solved instance."""
+def solve_report(inst: Instance, args, stop=None, deadline=None) -> dict:
+    """The JSON object of one solved instance. ``deadline``: when the answer is due (a
+    :class:`schedules.deadline.Deadline`; default: ``--time-limit`` from now), the synthesis,
+    the engines and their ending included."""
     from pipebounds.search import Progress, solve
     from pipebounds.search.backend import SolveOptions
     from pipebounds.search.portfolio import solve_portfolio
+    from schedules.deadline import Deadline
 
     if stop is not None and stop():
         raise ValueError("not solved: interrupted")
@@ -149,9 +155,11 @@ def solve_report(inst: Instance, args, stop=None) -> dict:
     channel = Progress(inst.unit, stop=stop, enabled=show)
     limit = _time_limit(args.time_limit)
     check_solvable(inst, limit)
-    t0 = time.monotonic()
-    incumbent = _synthesized(inst, args, limit, channel)
-    left = None if limit is None else max(0.05, limit - (time.monotonic() - t0))
+    if deadline is None:
+        deadline = Deadline.after(limit)
+    incumbent = _synthesized(inst, args, limit, channel, deadline)
+    left = deadline.remaining()
+    left = None if left is None else max(0.05, left - END_SECONDS)
     if args.engine == "cpsat":  # in a process too, so that a signal gets its best answer
         res = solve_portfolio(inst, SolveOptions(time_limit=left, workers=args.workers,
                                                  incumbent=incumbent),
@@ -227,8 +235,11 @@ def run(args) -> int:
                     else:
                         print(_text(Instance.from_dict(r["instance"]), r))
         else:
+            from schedules.deadline import Deadline
+
             inst = instance_from_args(args)
-            r = solve_report(inst, args, stop)
+            # one instance: the limit is the user's wait, the process start-up included
+            r = solve_report(inst, args, stop, Deadline.since_start(_time_limit(args.time_limit)))
             if args.json:
                 print_json(r)
             else:

@@ -22,7 +22,7 @@ import sys
 
 from .common import (CLIError, add_budget_flags, add_instance_flags, exact_string, instance_from_args,
                      memory_limit, number, print_json, quantity)
-from .common import check_solvable, whole_flag
+from .common import END_SECONDS, check_solvable, whole_flag
 from .solve import EXIT_SIGNAL, _Interrupt, _time_limit
 
 DEFAULT_TIME_LIMIT = 60.0
@@ -101,9 +101,13 @@ def run(args) -> int:
     try:
         show = not args.quiet and (args.progress or sys.stderr.isatty())
         channel = Progress(inst.unit, stop=stop, enabled=show)
+        from schedules.deadline import Deadline
+
+        # the limit is the user's wait: the process start-up and the output included
+        left = max(0.05, (Deadline.since_start(limit).remaining() or 0.0) - END_SECONDS)
         try:
             res = synthesize(inst, K=inst.K if budget is None else None, budget_bytes=budget,
-                             time_limit=limit, objective=args.objective, channel=channel,
+                             time_limit=left, objective=args.objective, channel=channel,
                              seed=args.seed, backward=args.backward)
         except SynthesisError as exc:
             raise CLIError(str(exc)) from None

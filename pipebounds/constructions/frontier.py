@@ -36,6 +36,7 @@ from fractions import Fraction
 from typing import Iterator, Optional
 
 from bounds.single_wave import fill_drain_value
+from schedules.deadline import NO_DEADLINE, Deadline
 from schedules.instance import Instance
 from schedules.ops import Op
 from schedules.schedule import Schedule
@@ -50,7 +51,8 @@ class _Budget(Exception):
 
 
 def _gpu_plans(m: int, K: int, f: Fraction, b: Fraction, start: Fraction, end: Fraction,
-               b_ready: list, dl: list, counter: list) -> Iterator[tuple]:
+               b_ready: list, dl: list, counter: list,
+               deadline: Deadline = NO_DEADLINE) -> Iterator[tuple]:
     """Every op sequence of one GPU ``p < P-1`` (plans, lazily, depth first) that fits the
     times fixed on GPU ``p+1``: ``b_ready[k]`` the end of ``B(k, p+1)``, ``dl[j]`` the start of
     ``F(j, p+1)`` (the deadline of ``F(j, p)``), the GPU free from ``start``, its last backward
@@ -62,14 +64,15 @@ def _gpu_plans(m: int, K: int, f: Fraction, b: Fraction, start: Fraction, end: F
     pair; a recompute takes the pending pair with the earliest backward.
 
     A plan is ``(ops, times)``: the op sequence as ``(kind, j)`` (kind ``F`` kept, ``f`` free,
-    ``R``, ``B``) and their start times."""
+    ``R``, ``B``) and their start times. The node budget (``counter``) and ``deadline``
+    (looked at every 256 nodes) end the search with :class:`_Budget`."""
     fail: set = set()
     ops: list = []
     times: list = []
 
     def step(t, k, unf, live, pending):
         counter[0] += 1
-        if counter[0] > 0:
+        if counter[0] > 0 or (not counter[0] & 255 and deadline.expired()):
             raise _Budget
         if k == m:
             yield tuple(ops), tuple(times)
@@ -129,10 +132,12 @@ def _gpu_plans(m: int, K: int, f: Fraction, b: Fraction, start: Fraction, end: F
 
 
 def frontier_schedule(inst: Instance, K: Optional[int] = None,
-                       nodes: int = DEFAULT_NODES) -> Optional[Schedule]:
+                       nodes: int = DEFAULT_NODES,
+                       deadline: Deadline = NO_DEADLINE) -> Optional[Schedule]:
     """A schedule of ``inst`` (``v = 1``, fused, no delay) with makespan T1 and at most ``K``
     (default ``inst.K``) activations per GPU, found by the search of the module docstring;
-    None when the search finds none within ``nodes`` (no claim: not a proof of absence)."""
+    None when the search finds none within ``nodes`` or before ``deadline``
+    (:class:`schedules.deadline.Deadline`) (no claim: not a proof of absence)."""
     if inst.v != 1 or inst.split or inst.c or getattr(inst, "per_stage", False):
         return None
     if inst.stage_to_rank is not None and tuple(inst.stage_to_rank) != tuple(range(inst.P)):
@@ -162,7 +167,8 @@ def frontier_schedule(inst: Instance, K: Optional[int] = None,
                 b_ready[j] = st + b
             elif kind in "Ff":
                 dl[j] = st
-        for plan in _gpu_plans(m, K, f, b, p * f, T1 - p * b, b_ready, dl, counter):
+        for plan in _gpu_plans(m, K, f, b, p * f, T1 - p * b, b_ready, dl, counter,
+                               deadline):
             plans[p] = plan
             if place(p - 1):
                 return True

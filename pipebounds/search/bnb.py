@@ -32,6 +32,7 @@ Pruning, each sound (docs/search.md gives the arguments):
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from typing import Optional
@@ -47,6 +48,10 @@ K_IG, K_R, K_FS, K_W, K_FC = range(5)
 
 def _row_order(r):
     return (r[0], r[1], r[4], r[2], r[3], r[5])
+
+
+CLOCK_SECONDS = 0.02
+"""Seconds between two looks at the clock and the channel (:meth:`Search.check_clock`)."""
 
 
 class _Timeout(Exception):
@@ -75,8 +80,11 @@ class Search:
     lower bound in units: the search stops as soon as it finds a schedule reaching it.
     ``memo_limit`` caps the stored time vectors (about 1 kB each for ``P=4, m=8``); the memo is
     cleared when it is reached (sound: the memo only prunes). ``poll`` (a function of no
-    argument) is called every 1024 nodes with the time limit; when it returns True the run ends
-    as on a time-out (incomplete, with the best found).
+    argument) is called every 1024 nodes with the time limit, and between those at most every
+    :data:`CLOCK_SECONDS` (a node of a large instance costs milliseconds, so 1024 nodes could
+    pass a short limit by seconds); when it returns True the run ends as on a time-out
+    (incomplete, with the best found). The node limits are checked every 1024 nodes only, so
+    node counts do not depend on the clock.
     """
 
     memo_width = 16
@@ -92,6 +100,7 @@ class Search:
         self.node_limit = node_limit
         self.memo_limit = memo_limit
         self.poll = poll
+        self.clock_at: Optional[float] = None  # next clock check between the 1024-node ones
         S, P = model.S, model.P
         self.path: list[tuple[int, Op]] = []
         self.reset()  # the empty schedule's state
@@ -448,6 +457,20 @@ class Search:
             self.nb[j] -= 1
         self.path.pop()
 
+    def check_clock(self) -> None:
+        """Raise the time-out when the deadline has passed or ``poll`` says stop; set the next
+        check :data:`CLOCK_SECONDS` ahead (never past the deadline)."""
+        now = time.monotonic()
+        if self.deadline is not None and now > self.deadline:
+            raise _Timeout
+        if self.poll is not None and self.poll():
+            raise _Timeout
+        if self.deadline is None and self.poll is None:
+            self.clock_at = None
+        else:
+            nxt = now + CLOCK_SECONDS
+            self.clock_at = nxt if self.deadline is None else min(nxt, self.deadline)
+
     def root_bound(self) -> int:
         """The node bound of the empty schedule (units)."""
         self.reset()
@@ -462,14 +485,13 @@ class Search:
         """
         self.nodes += 1
         if not self.nodes & 1023:
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                raise _Timeout
             if self.node_limit is not None and self.nodes > self.node_limit:
                 raise _Timeout
             if self.run_limit is not None and self.nodes > self.run_limit:
                 raise _Timeout
-            if self.poll is not None and self.poll():
-                raise _Timeout
+            self.check_clock()
+        elif self.clock_at is not None and time.monotonic() >= self.clock_at:
+            self.check_clock()
         if self.left == 0:
             ms = max(self.fr)
             self.leaves += 1
@@ -521,12 +543,17 @@ class Search:
         self.stop_at_first = stop_at_first
         self.run_limit = None if nodes is None else self.nodes + nodes
         complete = True
+        self.clock_at = None if self.deadline is None and self.poll is None else time.monotonic()
+        depth = sys.getrecursionlimit()  # dfs recurses once per op placed
+        sys.setrecursionlimit(max(depth, 2 * self.left + 1000))  # recomputes included
         try:
             self.reset()
             if self.U > self.lower and self.node_bound(self.U) < self.U:
                 self.dfs()
         except _Timeout:
             complete = False
+        finally:
+            sys.setrecursionlimit(depth)
         orders = None
         if self.best is not None:
             orders = [[] for _ in range(self.mdl.P)]

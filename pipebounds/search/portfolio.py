@@ -49,14 +49,18 @@ SEQUENTIAL_SEARCH_SLICE = (0.25, 5.0)
 """:func:`solve_sequential`: the search runs ``min(share * time_limit, cap)`` seconds (the cap
 alone without a time limit) before CP-SAT takes over."""
 
-GRACE = 2.0
 DRAIN = 2.0
-"""Seconds the portfolio waits, once it has its answer (a proof, the limit, a signal), for the
-branch and bound to stop and report its own answer (its node count, a better schedule); other
-engines get :data:`DRAIN_OTHERS` (CP-SAT notices the stop only at its next callback). An engine
-still running then is terminated and listed in ``stats["unreported"]``."""
+"""Seconds the portfolio waits, once it has its answer (a proof, a signal), for the branch and
+bound to stop and report its own answer (its node count, a better schedule); other engines get
+:data:`DRAIN_OTHERS` (CP-SAT notices the stop only at its next callback). Never past the time
+limit plus :data:`DRAIN_OTHERS`: the limit is a wall-clock promise. An engine still running then
+is terminated and listed in ``stats["unreported"]``."""
 DRAIN_OTHERS = 0.25
-"""Seconds after the time limit that the parent waits for the engines' final reports."""
+"""Seconds after the time limit (or after the answer, for engines other than the search) that
+the parent waits for the engines' final reports."""
+ENGINE_MARGIN = 0.2
+"""Seconds (at most a tenth of the time left) by which the engines' own limit ends before the
+portfolio's, so that their final reports arrive within it."""
 
 
 class _Shared(Channel):
@@ -208,8 +212,13 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
     lower = ctx.RawValue("q", best_lower)
     stop = ctx.RawValue("b", 0)
     procs = {}
-    left = None if time_limit is None else max(0.01, time_limit - (time.monotonic() - t0))
-    engine_options = options.replace(time_limit=left, catch_sigint=False)
+    # the limit is a wall-clock promise: the engines end a margin before it, so that their
+    # last reports arrive by ``end``; past ``end`` the parent waits DRAIN_OTHERS at most
+    end = None if time_limit is None else t0 + time_limit
+    left = None if end is None else end - time.monotonic()
+    engine_options = options.replace(
+        time_limit=None if left is None else max(0.01, left - min(ENGINE_MARGIN, left / 10)),
+        catch_sigint=False)
     for name in engines:
         p = ctx.Process(target=_worker, name=f"pipebounds-{name}", daemon=True,
                         args=(name, inst, engine_options, q, upper, lower, stop, os.getpid()))
@@ -218,73 +227,77 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
     channel.bound(engine_name, best_lower)
     if best_ms is not None:
         channel.incumbent(source, best_ms, best_orders)
-    deadline = None if time_limit is None else t0 + time_limit + GRACE
     alive = set(procs)
     nodes = 0
     final = None
-    errors = []
+    errors: list[str] = []
+
+    def take(msg) -> Optional[str]:
+        """Adopt one engine message (a schedule, a bound, an engine's own answer, a failure);
+        the engine's status when it is a proof (``optimal``, ``infeasible``), else None."""
+        nonlocal best_ms, best_orders, source, best_lower, nodes
+        if isinstance(msg, _Failed):
+            alive.discard(msg.engine)
+            errors.append(f"{msg.engine}: {msg.error}")
+            return None
+        name = msg.engine
+        found = msg if isinstance(msg, _Incumbent) else (
+            msg if isinstance(msg, _Done) and msg.makespan is not None else None)
+        if found is not None and (best_ms is None or found.makespan < best_ms):
+            best_ms, best_orders, source = found.makespan, found.orders, name
+            upper.value = found.makespan
+            channel.incumbent(name, found.makespan, found.orders)
+        if isinstance(msg, (_Bound, _Done)) and msg.lower > best_lower:
+            best_lower = msg.lower
+            lower.value = msg.lower
+            channel.bound(name, msg.lower)
+        if not isinstance(msg, _Done):
+            return None
+        alive.discard(name)
+        nodes += msg.nodes
+        stats["engines"].append((name, msg.status, msg.seconds))
+        return msg.status if msg.status in ("optimal", "infeasible") else None
+
+    def proof(status: Optional[str], engine: str) -> bool:
+        """Record an engine's proof, or the best schedule meeting the best bound; True when
+        the answer is decided."""
+        nonlocal final
+        if status is not None:
+            final = status if status == "infeasible" else final
+            stats["proof"] = stats["proof"] or engine
+            return True
+        if best_ms is not None and best_ms <= best_lower:
+            stats["proof"] = stats["proof"] or "combined"
+            return True
+        return False
+
     try:
         while alive:
             if channel.stop():
                 stats["interrupted"] = True
                 break
-            if deadline is not None and time.monotonic() > deadline:
+            if end is not None and time.monotonic() >= end:
                 break
             try:
                 msg = q.get(timeout=0.05)
             except queue.Empty:
                 continue
-            if isinstance(msg, _Failed):
-                alive.discard(msg.engine)
-                errors.append(f"{msg.engine}: {msg.error}")
-                continue
-            name = msg.engine
-            found = msg if isinstance(msg, _Incumbent) else (
-                msg if isinstance(msg, _Done) and msg.makespan is not None else None)
-            if found is not None:
-                ms, orders = found.makespan, found.orders
-                if best_ms is None or ms < best_ms:
-                    best_ms, best_orders, source = ms, orders, name
-                    upper.value = ms
-                    channel.incumbent(name, ms, orders)
-            if isinstance(msg, (_Bound, _Done)):
-                if msg.lower > best_lower:
-                    best_lower = msg.lower
-                    lower.value = msg.lower
-                    channel.bound(name, msg.lower)
-            if isinstance(msg, _Done):
-                alive.discard(name)
-                nodes += msg.nodes
-                stats["engines"].append((name, msg.status, msg.seconds))
-                if msg.status == "infeasible":
-                    final = "infeasible"
-                    stats["proof"] = name
-                    break
-                if msg.status == "optimal":
-                    stats["proof"] = name
-                    break
-            if best_ms is not None and best_ms <= best_lower:
-                stats["proof"] = stats["proof"] or "combined"
+            if proof(take(msg), getattr(msg, "engine", "")):
                 break
     finally:
         stop.value = 1
         drained = time.monotonic()
-        while alive and time.monotonic() < drained + (DRAIN if "search" in alive
-                                                      else DRAIN_OTHERS):  # nodes, schedules
+        while alive:  # the engines' last words: node counts, a better schedule
+            wait = DRAIN if "search" in alive else DRAIN_OTHERS
+            until = drained + wait if end is None else min(drained + wait,
+                                                           max(end, drained) + DRAIN_OTHERS)
+            if time.monotonic() >= until:
+                break
             try:
                 msg = q.get(timeout=0.05)
             except queue.Empty:
                 continue
-            if isinstance(msg, _Failed):
-                alive.discard(msg.engine)
-            elif isinstance(msg, _Done):
-                alive.discard(msg.engine)
-                nodes += msg.nodes
-                stats["engines"].append((msg.engine, msg.status, msg.seconds))
-                if msg.makespan is not None and (best_ms is None or msg.makespan < best_ms):
-                    best_ms, best_orders, source = msg.makespan, msg.orders, msg.engine
-                if msg.lower > best_lower:
-                    best_lower = msg.lower
+            proof(take(msg), getattr(msg, "engine", ""))
         stats["unreported"] = sorted(alive)
         for p in procs.values():
             if p.is_alive():

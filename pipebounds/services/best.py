@@ -26,7 +26,7 @@ from schedules import Instance, Schedule
 from schedules.generators import GENERATORS, GeneratorError
 from schedules.progress import Progress, progress_for
 from schedules.remat import RematError
-from schedules.remat_optimal import RematResult, optimal_remat
+from schedules.remat_optimal import MODEL_GRACE, RematResult, optimal_remat
 
 FAIL_LAST = {"optimal": 0, "feasible": 0, "unknown": 1, "infeasible": 2}
 
@@ -149,13 +149,14 @@ def _rank(e: Entry):
             e.family, e.order != "natural")
 
 
-def _fit_memory_order(sched: Schedule, K: int) -> Optional[Schedule]:
+def _fit_memory_order(sched: Schedule, K: int, deadline=None) -> Optional[Schedule]:
     """The non-``R`` order of ``fit_memory(sched, K)`` when it differs from ``sched``'s (some
-    ``W`` moved earlier), else None. Its optimal remat is never worse than fit_memory's."""
+    ``W`` moved earlier), else None. Its optimal remat is never worse than fit_memory's.
+    ``deadline``: fit_memory's polish stops there."""
     from schedules.remat import fit_memory
 
     try:
-        fitted = fit_memory(sched, K)
+        fitted = fit_memory(sched, K, deadline=deadline)
     except RematError:
         return None
     plain = tuple(tuple(op for op in seq if op.kind != "R") for seq in fitted.orders)
@@ -167,7 +168,8 @@ def _fit_memory_order(sched: Schedule, K: int) -> Optional[Schedule]:
 def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: bool = False,
          time_limit: float = 20.0, solve_time_limit: Optional[float] = 5.0,
          families: Optional[dict[str, Schedule]] = None,
-         progress: Progress = None, policy: str = "optimal", options=None) -> BestResult:
+         progress: Progress = None, policy: str = "optimal", options=None,
+         started: Optional[float] = None) -> BestResult:
     """Rank the families of ``inst`` optimally rematerialized to ``K`` (default ``inst.K``) or to
     ``budget_bytes`` (with ``inst.memory``); see the module docstring. ``time_limit`` is per
     family (CP-SAT); ``solve_time_limit`` is for the exact optimum (None or 0: not searched).
@@ -179,7 +181,17 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
     the recompute options of :func:`optimal_remat` (default ``(1,)``; ``backward`` adds 2; in
     a fused instance only 1 applies). With option 2 or 3 the bound and optimum are those of
     the full model (an ``RI`` only adds work to a schedule with backward ``R`` ops, so they
-    stay below every entry; docs/theory.md A.11)."""
+    stay below every entry; docs/theory.md A.11).
+
+    ``started`` (a ``time.monotonic()`` moment, e.g. the process start): the whole run is then a
+    wall-clock promise, ending by ``started + n (time_limit + g) + solve_time_limit`` with ``n``
+    the families to rank and ``g`` the model-building grace of
+    :func:`schedules.remat_optimal.optimal_remat` (``MODEL_GRACE``, 1 s): each family gets its
+    share (``time_limit + g`` plus what the families before it did not use; its natural and
+    fit_memory orders together, model building included), the exact solve what the families
+    leave of the whole, at most ``solve_time_limit``. Without it each family's CP-SAT gets
+    ``time_limit`` plus the grace."""
+    from schedules.deadline import NO_DEADLINE, Deadline
     from schedules.remat_optimal import remat_options
 
     t0 = time.monotonic()
@@ -201,10 +213,27 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
                for name, sched in families.items()}
     solve_weight = max(weights.values(), default=1) if K is not None and solve_time_limit else 0
     bar = progress_for(progress, sum(weights.values()) + solve_weight, "best")
-    for name, sched in families.items():
+    solve_share = solve_time_limit if K is not None and solve_time_limit else 0.0
+    whole = NO_DEADLINE if started is None else Deadline(
+        started + len(families) * (time_limit + MODEL_GRACE) + solve_share)
+    for i, name in enumerate(families):
+        sched = families[name]
         bar.set_postfix_str(name)
         bar.update(0)
         cands = []
+        # this family's share of the whole: its time_limit and what earlier ones left
+        left = whole.remaining()
+        share = None if left is None else max(0.0, left - solve_share) / (len(families) - i)
+        mine = NO_DEADLINE if share is None else Deadline.after(share)
+
+        def limits() -> dict:
+            """optimal_remat's time limit and grace within this family's share."""
+            rest = mine.remaining()
+            if rest is None:
+                return {"time_limit": time_limit}
+            return {"time_limit": max(0.05, min(time_limit, rest)),
+                    "grace": max(0.0, rest - time_limit)}
+
         if policy != "optimal":
             from schedules.remat_policies import as_remat_result, remat_policy
 
@@ -217,15 +246,16 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
             continue
         try:
             cands.append(Entry(name, optimal_remat(
-                sched, K=K, budget_bytes=budget_bytes, options=opts, time_limit=time_limit)))
+                sched, K=K, budget_bytes=budget_bytes, options=opts, **limits())))
         except RematError as exc:
             skipped[name] = str(exc)
             bar.update(weights[name])
             continue
-        moved = _fit_memory_order(sched, K) if K is not None else None
+        moved = _fit_memory_order(sched, K, mine) if K is not None and not mine.expired() \
+            else None
         if moved is not None:
             cands.append(Entry(name, optimal_remat(
-                moved, K=K, options=opts, time_limit=time_limit),
+                moved, K=K, options=opts, **limits()),
                 "fit_memory", cands[0].result))
         entries.append(min(cands, key=_rank))
         bar.update(weights[name])
@@ -241,7 +271,13 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
     except (ValueError, ArithmeticError, NotImplementedError):
         lb = None
     optimum = opt_status = None
-    if K is not None and solve_time_limit:
+    wanted = K is not None and bool(solve_time_limit)
+    left = whole.remaining()
+    if wanted and left is not None:
+        solve_time_limit = min(solve_time_limit, left)  # type: ignore[type-var]
+    if wanted and solve_time_limit < 0.05:  # type: ignore[operator]
+        opt_status = "unknown"  # no time left for the exact solve
+    elif wanted:
         from pipebounds.search import solve
         from pipebounds.search.cpsat import solve_cpsat
 

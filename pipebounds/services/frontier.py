@@ -86,15 +86,19 @@ def _certified(sched: Optional[Schedule], K: int, target: Fraction) -> Optional[
     return None
 
 
-def _known_schedule(inst: Instance, K: int, target: Fraction) -> Optional[Schedule]:
+def _known_schedule(inst: Instance, K: int, target: Fraction,
+                   deadline: Deadline = NO_DEADLINE) -> Optional[Schedule]:
     """A known schedule (every applicable generator, fitted to ``K`` by rematerialization)
-    that reaches ``target`` with peak ``<= K``, or None."""
+    that reaches ``target`` with peak ``<= K``, or None (also once ``deadline`` has passed:
+    the families not reached are not tried)."""
     from schedules.generators import GENERATORS, GeneratorError, generate
     from schedules.remat import RematError
 
     for name in GENERATORS:
+        if deadline.expired():
+            return None
         try:
-            sched = generate(name, inst)
+            sched = generate(name, inst, deadline=deadline)
         except (GeneratorError, RematError):
             continue
         if _certified(sched, K, target) is not None:
@@ -102,15 +106,25 @@ def _known_schedule(inst: Instance, K: int, target: Fraction) -> Optional[Schedu
     return None
 
 
-def _solve(inst: Instance, time_limit: float):
+MIN_SOLVE_SECONDS = 0.05
+"""A solve that would get less than this (the run's deadline is that close) is not started."""
+
+
+def _solve(inst: Instance, time_limit: float, deadline: Deadline = NO_DEADLINE):
+    """An exact solve of ``inst`` within ``time_limit`` and ``deadline``, the solver's import
+    counted; None when no time is left for it."""
     from pipebounds.search import solve
 
     engine = "cpsat"
     try:
-        import ortools  # noqa: F401
+        import pipebounds.search.cpsat  # noqa: F401 - OR-tools: a second to import when loaded
     except ImportError:
         engine = "search"
-    return solve(inst, time_limit=time_limit, engine=engine, use_theory=False)
+    left = deadline.remaining()
+    limit = time_limit if left is None else min(time_limit, left)
+    if limit < MIN_SOLVE_SECONDS or deadline.expired():
+        return None
+    return solve(inst, time_limit=limit, engine=engine, use_theory=False)
 
 
 def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = None,
@@ -124,10 +138,6 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
     ``K`` is tried and no solve starts, so ``K*`` may be left as a range (``K_star_low`` and
     ``K_star_high``, both proven), never guessed."""
 
-    def seconds() -> float:  # a solve's limit: time_limit, within what is left of the run
-        left = deadline.remaining()
-        return time_limit if left is None else min(time_limit, left)
-
     from pipebounds.constructions.frontier import DEFAULT_NODES, frontier_schedule
 
     base = inst.with_(K=None)
@@ -135,8 +145,8 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
     opt_inf = kf.unconstrained_optimum(base)
     basis = "KF0 (fill-drain, Theorem 1)" if single else "bound flagged exact"
     if opt_inf is None and time_limit > 0:
-        r = _solve(base, seconds())
-        if r.status == "optimal":
+        r = _solve(base, time_limit, deadline)
+        if r is not None and r.status == "optimal":
             opt_inf, basis = r.makespan, "exact solve"
     K_max = kf.one_f_one_b_memory(base) if single else kf.memory_never_binds(base)
     if opt_inf is None:
@@ -153,18 +163,20 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
         bar.update(1)
         if single:
             cert = _certified(frontier_schedule(base.with_(K=K), K,
-                                                nodes or DEFAULT_NODES), K, opt_inf)
+                                                nodes or DEFAULT_NODES, deadline), K, opt_inf)
             if cert is None and K == K_max:
                 from pipebounds.constructions.single_wave import one_f_one_b
                 cert = _certified(one_f_one_b(base.with_(K=K)), K, opt_inf)
         if cert is None:
-            cert = _known_schedule(base.with_(K=K), K, opt_inf)
+            cert = _known_schedule(base.with_(K=K), K, opt_inf, deadline)
         if cert is None and K == kf.memory_never_binds(base):
             high = K  # K = v m: memory never binds
             break
         if cert is None and time_limit > 0 and not deadline.expired():
-            r = _solve(base.with_(K=K), seconds())
-            if r.schedule is not None and r.makespan == opt_inf:
+            r = _solve(base.with_(K=K), time_limit, deadline)
+            if r is None:
+                pass
+            elif r.schedule is not None and r.makespan == opt_inf:
                 cert = _certified(r.schedule, K, opt_inf)
             elif r.lower_bound > opt_inf and low == K:
                 proven_above[K] = r
@@ -175,6 +187,12 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
         K += 1
     if high is None and not single:
         high = K_max  # K >= v m: memory never binds, OPT(K) = OPT(inf)
+    if high is None and single and K <= K_max:  # stopped early (deadline, signal): 1F1B at
+        from pipebounds.constructions.single_wave import one_f_one_b  # KF0's K, simulated
+
+        top = _certified(one_f_one_b(base.with_(K=K_max)), K_max, opt_inf)
+        if top is not None:
+            high, cert = K_max, top
     from pipebounds.certify import certify
 
     points: list[CurvePoint] = []
@@ -193,10 +211,10 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
             points.append(CurvePoint(K, max(lb.value, r.lower_bound), r.makespan if ok else None,
                                     ok, "solve"))
         elif solve_curve and time_limit > 0 and not deadline.expired():
-            r = _solve(base.with_(K=K), seconds())
-            ok = r.status == "optimal"
-            points.append(CurvePoint(K, lb.value, r.makespan if ok else None, ok,
-                                    "solve" if ok else ""))
+            r = _solve(base.with_(K=K), time_limit, deadline)
+            found = r.makespan if r is not None and r.status == "optimal" else None
+            points.append(CurvePoint(K, lb.value, found, found is not None,
+                                    "solve" if found is not None else ""))
         else:
             points.append(CurvePoint(K, lb.value, None, False))
     bar.close()

@@ -159,7 +159,9 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                     byte_caps: Optional[list[int]] = None,
                     stop=lambda: False) -> list[Candidate]:
     """List schedules for every rule of :data:`RULES`, ``hold_forward`` off and on, and caps
-    ``K .. K + 2v`` (count model) or ``byte_caps`` (a bytes budget: caps that fit it)."""
+    ``K .. K + 2v`` (count model) or ``byte_caps`` (a bytes budget: caps that fit it), until
+    ``deadline`` or ``stop()``; the first valid one is made in any case (a short time limit
+    still gets a schedule: each takes milliseconds to a second at the ops limits)."""
     from schedules.remat import RematError, fit_memory
     from schedules.generators.common import GeneratorError
     from schedules.generators.list_scheduler import list_schedule
@@ -175,8 +177,8 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
     for cap in caps:
         for name, key in RULES.items():
             for hold in (False, True):
-                if time.monotonic() > deadline or stop():
-                    return out
+                if out and (time.monotonic() > deadline or stop()):
+                    return out  # one valid schedule at least, whatever the time left
                 try:
                     sched = list_schedule(inst.with_(K=None, memory=None),
                                           cap=None if cap is None else [cap] * inst.P,
