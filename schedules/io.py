@@ -297,7 +297,9 @@ def memory_from_document(obj):
 
 def schedule_from_document(doc: dict) -> Schedule:
     """Read one orders document into a :class:`Schedule` (raises DocumentError, InstanceError
-    or ScheduleError with a message naming the problem)."""
+    or ScheduleError with a message naming the problem). An op naming a stage ``>= S`` or a
+    microbatch ``>= m`` is malformed input (DocumentError naming the first); every other fault
+    of the orders is the validator's (an invalid schedule)."""
     inst = instance_from_document(doc)
     if "orders" not in doc:
         raise DocumentError("orders document is missing 'orders'")
@@ -305,6 +307,13 @@ def schedule_from_document(doc: dict) -> Schedule:
     source = printable_text(source if isinstance(source, str)
                             else json.dumps(source, default=str)[:200])
     sched = Schedule.from_strings(inst, doc["orders"], source=source)
+    outside = sched.first_out_of_range()
+    if outside is not None:  # names a stage or microbatch the instance does not have
+        gpu, op = outside
+        what = (f"stage {op.stage}, outside 0..{inst.S - 1} (S = v·P = {inst.S})"
+                if op.stage >= inst.S else
+                f"microbatch {op.microbatch}, outside 0..{inst.m - 1} (m = {inst.m})")
+        raise DocumentError(f"GPU {gpu}: {op} names {what}")
     if doc.get("comms") is not None:  # the send/receive order (schedules/comms.py)
         sched = Schedule(inst, sched.orders, sched.source, doc["comms"], sched.overlaps)
         problem = comms_problem(sched)

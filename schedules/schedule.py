@@ -131,6 +131,20 @@ class Schedule:
             object.__setattr__(self, "_lengths", lengths)
         return self.__dict__["_codes"], self.__dict__["_lengths"]
 
+    def first_out_of_range(self) -> Optional[tuple[int, Op]]:
+        """The first ``(gpu, op)`` (GPU order, then position) whose stage is ``>= S`` or whose
+        microbatch is ``>= m``, or None. The validator reports every such op (rule ``range``);
+        a document reader refuses the document at the first (malformed input)."""
+        codes, lengths = self.packed()
+        inst = self.instance
+        bad = np.flatnonzero(((codes >> 35) >= inst.S) | ((codes & 0xFFFFFFFF) >= inst.m))
+        if not bad.size:
+            return None
+        k = int(bad[0])
+        code = int(codes[k])
+        gpu = int(np.searchsorted(np.cumsum(lengths), k, side="right"))
+        return gpu, Op(code >> 35, KINDS[(code >> 32) & 7], code & 0xFFFFFFFF)
+
     @property
     def num_ops(self) -> int:
         if "_lengths" in self.__dict__:

@@ -22,8 +22,8 @@ import sys
 import pytest
 from hypothesis import given, strategies as st
 
-from builders import one_f_one_b_orders
-from fuzz_cli import CORPUS, TIME_LIMIT, assert_answer, run_in_process, run_subprocess
+from fuzz_cli import (BOUNDED, CORPUS, HANG_SECONDS, assert_answer, big_document,
+                      run_in_process, run_subprocess)
 
 
 def corpus(name: str) -> str:
@@ -247,27 +247,14 @@ def test_hostile_batch_lines(tmp_path_factory, lines):
 
 
 # --------------------------------------------------- subprocess: bounded time and memory
-@pytest.fixture(scope="module")
-def startup() -> float:
-    """Seconds of a trivial CLI process (subtracted from the 5 s budget of a case)."""
-    return min(run_subprocess(["simulate", corpus("m_1e8.json")])[3] for _ in range(2))
-
-
-BOUNDED = [
-    ["simulate", corpus("m_1e8.json")],
-    ["bound", "-P", "1000000000", "-m", "2"],
-    ["generate", "1f1b", "-P", "4", "-m", "1000000000"],
-    ["bound", "-P", "4", "-m", "8", "-f", "1e100000000"],
-    ["simulate", corpus("deep_ignored_key.json")],
-]
-
-
+# The speed targets (start-up + 5 s, the Gantt + 10 s) are benchmarks/bench_bounded_inputs.py's;
+# here each case must answer as the rule says, within 1 GiB, and not hang (HANG_SECONDS).
 @pytest.mark.parametrize("argv", BOUNDED, ids=[" ".join(a[:2]) + f" {k}" for k, a in
                                                enumerate(BOUNDED)])
-def test_bounded_time_and_memory(argv, startup):
-    code, out, err, seconds = run_subprocess(argv, timeout=startup + 30)
+def test_bounded_time_and_memory(argv):
+    code, out, err, seconds = run_subprocess(argv, timeout=HANG_SECONDS)
     assert_answer(code, err, argv)
-    assert code == 2 and seconds < startup + TIME_LIMIT, (seconds, startup)
+    assert code == 2, (code, err)
 
 
 def test_full_stdout_is_one_line():
@@ -297,20 +284,15 @@ def test_closed_stdin_is_one_line():
 
 
 # ------------------------------------ causes whose cost model is in the bounds and the Gantt
-def _big_document(path, P: int = 64, m: int = 8192) -> None:
-    path.write_text(json.dumps({"P": P, "m": m, "orders": one_f_one_b_orders(P, m)}))
-
-
-def test_bound_many_waves_is_quick(startup):
+def test_bound_many_waves_answers():
     code, _, err, seconds = run_subprocess(["bound", "-P", "4", "-m", "8", "-v", "1000"],
-                                           timeout=startup + TIME_LIMIT)
+                                           timeout=HANG_SECONDS)
     assert_answer(code, err)
-    assert seconds < startup + TIME_LIMIT
 
 
-def test_gantt_of_a_million_ops_is_bounded(tmp_path, startup):
-    _big_document(tmp_path / "big.json")
+def test_gantt_of_a_million_ops_is_bounded(tmp_path):
+    big_document(tmp_path / "big.json")
     code, _, err, seconds = run_subprocess(["gantt", str(tmp_path / "big.json"), "-o",
-                                            str(tmp_path / "big.png")], timeout=startup + 10)
+                                            str(tmp_path / "big.png")], timeout=HANG_SECONDS)
     assert_answer(code, err)
-    assert seconds < startup + 10
+    assert code == 2 and "MAX_ORDER_ITEMS" in err, (code, err)  # refused before any drawing

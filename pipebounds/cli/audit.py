@@ -32,6 +32,8 @@ def run(args) -> int:
     from pipebounds.services.audit import audit, markdown, verdict_json
     from .common import CLIError
 
+    if args.only is not None and not args.only.strip():  # an unset shell variable, say:
+        raise CLIError("--only needs a claim id (or part of one); omit it for every claim")
     verdicts = audit(args.only, progress=progress_arg(args))
     if not verdicts:
         raise CLIError(f"no claim id contains {args.only!r}")
