@@ -32,10 +32,10 @@ class Deadline:
 
     @classmethod
     def since_start(cls, seconds: Optional[float]) -> "Deadline":
-        """The deadline ``seconds`` after this process started (None: none): a command's time
-        limit counts its start-up too (the interpreter, the imports), so that the limit is the
-        user's wait. The start is :func:`process_started`."""
-        return cls(None if seconds is None else process_started() + float(seconds))
+        """The deadline ``seconds`` after the current command started (None: none): a command's
+        time limit counts its start-up too (the interpreter, the imports), so that the limit is
+        the user's wait. The start is :func:`command_started`."""
+        return cls(None if seconds is None else command_started() + float(seconds))
 
     def remaining(self) -> Optional[float]:
         """Seconds left (>= 0), or None without a deadline."""
@@ -54,6 +54,22 @@ class Deadline:
 
 
 NO_DEADLINE = Deadline()
+
+
+def command_started() -> float:
+    """When the current command started, on the ``time.monotonic()`` clock: the moment given to
+    :func:`mark_command_start` (the command line marks the process start when it runs as a
+    program, the moment of the call when it is called in a running process), else the process
+    start."""
+    return _COMMAND[0] if _COMMAND else process_started()
+
+
+def mark_command_start(at: float) -> None:
+    """Record when the current command started (see :func:`command_started`)."""
+    _COMMAND[:] = [float(at)]
+
+
+_COMMAND: list[float] = []
 
 
 def process_started() -> float:

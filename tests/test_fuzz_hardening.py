@@ -336,3 +336,121 @@ def test_report_beyond_its_size_limit_is_refused_before_the_work(tmp_path):
     _answer(["report", "-P", "32", "-m", "64", "--no-figures", "-o", str(tmp_path / "r")], 2,
             "MAX_REPORT_PAIRS")
     assert not (tmp_path / "r").exists()
+
+
+# ------------------------------------------- third pass (issue 26): time limits, ranges, signals
+@pytest.mark.parametrize("orders, text", [
+    ({"0": ["0F0", "0B0", "0F7"], "1": ["1F0", "1B0"]}, "GPU 0: 0F7 names microbatch 7"),
+    ({"0": ["0F0", "0B0"], "1": ["1F0", "1B0", "9B0"]}, "GPU 1: 9B0 names stage 9"),
+])
+@pytest.mark.parametrize("command", ["simulate", "gantt", "export"])
+def test_ops_out_of_range_are_malformed_input(tmp_path, orders, text, command):
+    doc = _write(tmp_path, "d.json", {**TWO, "orders": orders})
+    argv = {"simulate": ["simulate", doc, "--json"],
+            "gantt": ["gantt", doc, "-o", str(tmp_path / "g.png")],
+            "export": ["export", doc, "--format", "chrome-trace", "-o", "-"]}[command]
+    _answer(argv, 2, text)
+
+
+def test_other_faults_of_the_orders_stay_invalid_schedules(tmp_path):
+    placed = {"0": ["0F0", "0B0", "1F0"], "1": ["1F0", "1B0"]}  # a stage on the wrong GPU
+    out, _ = _answer(["simulate", _write(tmp_path, "p.json", {**TWO, "orders": placed}),
+                      "--json"], 1)
+    assert "placement" in out
+    _answer(["simulate", _write(tmp_path, "m.json", {**TWO, "orders": {"0": ["0F0", "0B0"],
+                                                                         "1": ["1F0"]}})], 1,
+            "missing")
+
+
+def test_the_library_validator_still_reports_range():
+    from schedules import Instance, Schedule, simulate
+
+    sched = Schedule.from_strings(Instance(P=2, m=1), {"0": ["0F0", "0B0", "0F3"],
+                                                       "1": ["1F0", "1B0"]})
+    assert sched.first_out_of_range()[1].microbatch == 3
+    assert "range" in {v.rule for v in simulate(sched).violations}
+
+
+def test_audit_empty_only_is_refused():
+    _answer(["audit", "--only", ""], 2, "--only")
+
+
+def test_branch_and_bound_looks_at_the_clock_between_its_1024_node_checks():
+    """A node of P = 12, m = 48 costs milliseconds: 1024 nodes passed a 0.2 s limit by 16 s of
+    CPU before the search looked at the clock every 20 ms (bnb.CLOCK_SECONDS)."""
+    from schedules import Instance
+    from pipebounds.search.bnb import Search
+    from pipebounds.search.model import Model
+
+    search = Search(Model.of(Instance(P=12, m=48, K=6)), time_limit=0.2)
+    t0 = time.process_time()
+    out = search.run(upper=None, stop_at_first=False)
+    assert not out.complete and search.nodes < 1024
+    assert time.process_time() - t0 < 5.0  # a fence (CPU seconds), not a benchmark
+
+
+def test_best_with_no_time_left_is_honest_and_quick():
+    from schedules import Instance
+    from pipebounds.services.best import best
+
+    res = best(Instance(P=4, m=8, K=2), solve_time_limit=5.0, started=time.monotonic() - 1e6)
+    assert res.optimum is None and res.optimum_status == "unknown"
+    assert all(e.status in ("unknown", "feasible", "optimal", "infeasible") for e in res.ranking)
+    assert all(e.status != "optimal" or e.makespan == e.result.lower_bound for e in res.ranking)
+
+
+def test_synthesis_with_no_time_left_still_answers_with_a_valid_schedule():
+    from schedules import Instance, simulate
+    from pipebounds.synthesis import synthesize
+
+    res = synthesize(Instance(P=12, m=48, K=6), time_limit=1e-6)
+    sim = simulate(res.schedule)
+    assert sim.valid and max(sim.peak_memory) <= 6 and res.makespan == sim.makespan
+    assert res.status == "feasible" and res.makespan > res.lower_bound
+
+
+def test_frontier_stopped_at_once_keeps_a_proven_range():
+    """An expired deadline (or a signal) before any K is tried: K* is left as [K*_low, P], the
+    upper end certified by the simulated 1F1B (KF0)."""
+    from schedules import Instance, simulate
+    from schedules.deadline import Deadline
+    from pipebounds.services.frontier import frontier
+
+    fr = frontier(Instance(P=8, m=32), deadline=Deadline(time.monotonic() - 1))
+    assert (fr.K_star_low, fr.K_star_high) == (4, 8) and not fr.K_star_exact
+    sim = simulate(fr.certificate)
+    assert sim.valid and sim.makespan == fr.optimum_unconstrained and max(sim.peak_memory) <= 8
+    assert [p.K for p in fr.curve] == list(range(1, 9))
+    assert all(p.optimum is None for p in fr.curve[:-1]) and fr.curve[-1].exact
+
+
+def test_in_process_commands_count_their_limit_from_the_call():
+    """main(argv) in a running process (tests, notebooks) counts --time-limit from the call, not
+    from the process start (which may be hours ago)."""
+    from schedules.deadline import command_started, process_started
+
+    t0 = time.monotonic()
+    out, _ = _answer(["solve", "-P", "2", "-m", "2", "-K", "1", "--time-limit", "5", "--json",
+                      "--quiet"], 0)
+    assert json.loads(out)["status"] == "optimal"
+    assert t0 <= command_started() <= time.monotonic() and process_started() < t0
+
+
+def test_frontier_prints_what_it_settled_on_a_signal(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "pipebounds", "frontier", "-P", "4", "-m", "8",
+                             "-v", "5", "--total-time", "inf", "--json", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, (proc.returncode, err)
+    r = json.loads(out)
+    assert r["interrupted"] is True and r["curve"]
+    assert r["K_star_exact"] or r["K_star_low"] <= (r["K_star_high"] or r["K_star_low"])
+    assert err.decode().startswith("error: interrupted by SIGTERM")

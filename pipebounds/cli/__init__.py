@@ -13,6 +13,7 @@ import importlib
 import os
 import signal
 import sys
+import time
 
 from schedules.stopping import EXIT_STATUS, Interrupted, ending_on_signals, signalled
 
@@ -113,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     Type: message``, with status 2. A closed pipe on standard output (``| head``)
     ends quietly with status 0.
     """
+    from schedules.deadline import mark_command_start, process_started
+
+    # time limits are the user's wait: from the process start when this is the program (no
+    # argv given), from this call when a running process calls it (tests, notebooks)
+    mark_command_start(process_started() if argv is None else time.monotonic())
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser((argv[0],) if argv and argv[0] in COMMANDS else None)

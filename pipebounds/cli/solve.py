@@ -209,7 +209,7 @@ def _nodes_text(r: dict) -> str:
 
 def _text(inst: Instance, r: dict) -> str:
     head = (f"P={inst.P} m={inst.m} v={inst.v} K={inst.K if inst.K else 'inf'}: {r['status']}"
-            f"  makespan {r['makespan_exact']}  lower bound {r['lower_bound_exact']}"
+            f"  makespan {r['makespan_exact'] or 'none found'}  lower bound {r['lower_bound_exact']}"
             f"  ({r['seconds']:.2f} s, {_nodes_text(r)}, {r['engine']})"
             + ("  [interrupted]" if r.get("interrupted") else ""))
     lines = [head]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from schedules.deadline import NO_DEADLINE, Deadline
 from schedules.instance import Instance
 from schedules.ops import Op
 from schedules.schedule import Schedule
@@ -48,7 +49,7 @@ __all__ = ["one_f_one_b", "list_schedule", "single_group_schedule", "two_gpu_sch
            "SPLIT_CERTIFICATE_MAX_SIZE", "optimal_schedule", "_bounded_search", "_waste_floor"]
 
 
-def optimal_schedule(inst: Instance) -> Optional[Schedule]:
+def optimal_schedule(inst: Instance, deadline: Deadline = NO_DEADLINE) -> Optional[Schedule]:
     """A schedule proven optimal for ``inst`` (``v = 1``), or None.
 
     * fused backward, ``K >= min(m, P)`` or unconstrained: 1F1B (Theorem 1 is then exact);
@@ -84,8 +85,8 @@ def optimal_schedule(inst: Instance) -> Optional[Schedule]:
 
     if single_group_exact(inst):  # Theorem 3c: T1 with one activation per GPU, any K
         return single_group_schedule(inst)
-    if inst.K == 1:
-        return single_slot_schedule(inst)
+    if inst.K == 1:  # a search: it stops at ``deadline`` (None: no claim)
+        return single_slot_schedule(inst, deadline=deadline)
     return None
 
 

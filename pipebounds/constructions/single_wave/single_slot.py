@@ -8,6 +8,7 @@ import random
 from fractions import Fraction
 from typing import Optional
 
+from schedules.deadline import NO_DEADLINE, Deadline
 from schedules.instance import Instance
 from schedules.schedule import Schedule
 
@@ -19,7 +20,8 @@ from .slot_search import single_slot_search
 
 
 def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
-                         nodes: Optional[int] = None, quick: bool = False) -> Optional[Schedule]:
+                         nodes: Optional[int] = None, quick: bool = False,
+                         deadline: Deadline = NO_DEADLINE) -> Optional[Schedule]:
     """A ``K = 1`` schedule whose makespan equals Theorem 3's bound, or None.
 
     For ``P = 2`` the explicit :func:`two_gpu_schedule` (proven). Otherwise the bounded search
@@ -31,6 +33,8 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     search nodes of ``O(P + m)`` each: polynomial. Only a schedule whose simulated makespan
     equals the bound is returned. ``quick``: the explicit schedules and the search only (no
     list family), for callers that need an answer fast (:mod:`pipebounds.certify`).
+    ``deadline`` (:class:`schedules.deadline.Deadline`): the search and the hill climb stop
+    there (None: no claim).
     """
     from bounds.single_wave import single_group_exact, single_slot_value
 
@@ -39,7 +43,7 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     if inst in _REACHED:  # found before (by any budget): it is optimal, no need to search
         return _REACHED[inst]
     sched = _single_slot_schedule(inst, budget, nodes, quick, single_slot_value(inst),
-                                  single_group_exact(inst))
+                                  single_group_exact(inst), deadline)
     if sched is not None:
         if len(_REACHED) >= _REACHED_MAX:
             del _REACHED[next(iter(_REACHED))]
@@ -56,9 +60,10 @@ _REACHED_MAX = 4096
 
 
 def _single_slot_schedule(inst: Instance, budget: Optional[int], nodes: Optional[int],
-                          quick: bool, target: Fraction, small_m: bool) -> Optional[Schedule]:
+                          quick: bool, target: Fraction, small_m: bool,
+                          deadline: Deadline = NO_DEADLINE) -> Optional[Schedule]:
     """The work of :func:`single_slot_schedule` (``target`` = T3; ``small_m``: Theorem 3c
-    applies)."""
+    applies); None once ``deadline`` has passed."""
     P, m = inst.P, inst.m
     explicit = (one_f_one_b if P == 1 else
                 single_group_schedule if small_m else
@@ -82,12 +87,14 @@ def _single_slot_schedule(inst: Instance, budget: Optional[int], nodes: Optional
     # the search first (on P <= 5, m <= 12 it finds every schedule the list family finds),
     # then the list family and its hill climb as a fallback
     if not inst.c:
-        found = single_slot_search(inst, nodes)
+        found = single_slot_search(inst, nodes, deadline)
         if found is not None:
             return found
     if quick:
         return None
     for kept, sigma, prio in _structured_starts(inst):
+        if deadline.expired():
+            return None
         if consider(kept, sigma, prio) == target:
             return _reaching(best[2], target)
     if best is None:
@@ -97,6 +104,8 @@ def _single_slot_schedule(inst: Instance, budget: Optional[int], nodes: Optional
     if sigma and isinstance(sigma[0], int):
         sigma = [list(sigma) for _ in range(P)]
     for _ in range(budget if budget is not None else 10 * P * m):
+        if deadline.expired():
+            return None
         k2 = [row[:] for row in kept]
         s2 = [list(sg) for sg in sigma]
         b2 = bf

@@ -7,6 +7,7 @@ import random
 import sys
 from typing import Optional
 
+from schedules.deadline import NO_DEADLINE, Deadline
 from schedules.instance import Instance
 from schedules.ops import Op
 from schedules.schedule import Schedule
@@ -328,7 +329,8 @@ class _SlotSearch:
             t[p], self.waste[p] = t_saved, waste_saved
 
 
-def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[Schedule]:
+def single_slot_search(inst: Instance, nodes: Optional[int] = None,
+                       deadline: Deadline = NO_DEADLINE) -> Optional[Schedule]:
     """A ``K = 1`` schedule with makespan equal to Theorem 3's bound found by the bounded
     depth-first search :func:`_bounded_search` (restarts with growing node budgets, cycling
     through the unrestricted rules and 16 narrower variants, dropping a variant whose whole
@@ -355,7 +357,7 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None) -> Optional[
                           for aw in (False, True) for w in ((2, 3), (3, 5))
                           for lf in (False, True) for th in (False, True)]
     used, attempt, chunk = 0, 0, 500
-    while used < total and alive:
+    while used < total and alive and not deadline.expired():  # deadline: between restarts
         config = alive[attempt % len(alive)]
         rng = None if attempt < len(alive) else random.Random(attempt)
         budget = min(chunk, total - used)
