@@ -310,7 +310,7 @@ def run(args) -> int:
         raise CLIError("--time-limit must be > 0")
     # the limit is the user's wait: the process start-up and the output included
     left = Deadline.since_start(args.time_limit).remaining()
-    left = None if left is None else max(0.05, left - END_SECONDS)
+    left = None if left is None else max(1e-9, left - END_SECONDS)  # none left: no solver import
     if args.policy != "optimal":
         try:
             r = policy_report(schedule, args.policy, K, budget, left)

@@ -30,8 +30,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Optional
 
-from ortools.sat.python import cp_model
-
 from schedules.instance import Instance
 from schedules.ops import Op
 from schedules.schedule import Schedule
@@ -205,6 +203,9 @@ class Base:
                 model.add_hint(var, self.times[op][0])
         for op, lit in present.items():
             model.add_hint(lit, op in in_order)
+        from ortools.sat.python import cp_model  # here: a synthesis without time left for
+        # a neighbourhood never imports it (with pandas, half a second of CPU)
+
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.linearization_level = 0
