@@ -454,3 +454,17 @@ def test_frontier_prints_what_it_settled_on_a_signal(tmp_path):
     assert r["interrupted"] is True and r["curve"]
     assert r["K_star_exact"] or r["K_star_low"] <= (r["K_star_high"] or r["K_star_low"])
     assert err.decode().startswith("error: interrupted by SIGTERM")
+
+
+def test_a_process_start_long_ago_is_not_counted_as_start_up(monkeypatch, capsys):
+    """main() with sys.argv in a process started long ago (or a /proc clock that does not
+    match): the limit counts from the call, not from a start-up of a million seconds."""
+    import schedules.deadline as dl
+    from pipebounds.cli import main
+
+    monkeypatch.setattr(dl, "_STARTED", [time.monotonic() - 1e6])
+    monkeypatch.setattr(sys, "argv", ["pipebounds", "solve", "-P", "2", "-m", "2", "-K", "1",
+                                      "--time-limit", "5", "--json", "--quiet"])
+    t0 = time.monotonic()
+    assert main() == 0
+    assert t0 <= dl.command_started() and json.loads(capsys.readouterr().out)["status"] == "optimal"

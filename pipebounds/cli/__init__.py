@@ -25,6 +25,9 @@ OWN_SIGNALS = ("solve", "synthesize")
 """Commands that handle SIGINT/SIGTERM themselves (printing the best found so far); every other
 command ends on them with status 130/143 and one line (:func:`schedules.stopping.ending_on_signals`)."""
 
+MAX_STARTUP_SECONDS = 30.0
+"""The longest start-up (process start to :func:`main`) counted in a command's time limit."""
+
 COMMANDS = ("bound", "solve", "generate", "simulate", "gantt", "report", "frontier", "remat", "best",
             "synthesize", "audit", "export", "sweep", "execute", "profile")
 """Command modules, in the order ``pipebounds --help`` lists them."""
@@ -117,8 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     from schedules.deadline import mark_command_start, process_started
 
     # time limits are the user's wait: from the process start when this is the program (no
-    # argv given), from this call when a running process calls it (tests, notebooks)
-    mark_command_start(process_started() if argv is None else time.monotonic())
+    # argv given), from this call when a running process calls it (tests, notebooks); a start
+    # more than MAX_STARTUP_SECONDS ago is not this program's start-up (main() called later
+    # with sys.argv, or a clock that /proc does not match): then from this call too
+    now = time.monotonic()
+    start = process_started() if argv is None else now
+    mark_command_start(start if now - start <= MAX_STARTUP_SECONDS else now)
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = build_parser((argv[0],) if argv and argv[0] in COMMANDS else None)
