@@ -426,8 +426,11 @@ def last_forward_value(inst: Instance) -> Optional[Fraction]:
     max(tail_p - n_B b, n f + s_1 b)``, and the minimum over ``n`` covers the schedule's own.
     None unless fused with finite ``K``.
 
-    >>> last_forward_value(Instance(P=3, m=4, v=2, K=2, placement="vshape", f=3, b=1))
-    Fraction(49, 1)
+    >>> last_forward_value(Instance(P=2, m=2, v=2, K=3, placement="vshape", f=2, b=1))
+    Fraction(17, 1)
+
+    (there MW12 alone gives the bound: ``bounds.lower_bound`` is 17 and every other term is
+    below it).
     """
     if inst.K is None or inst.split:
         return None
