@@ -37,7 +37,7 @@ from schedules.instance import Instance
 
 from .theorems import SINGLE, term_exact, theorem
 
-H_DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H8)"
+H_DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H9)"
 
 
 def _grad(inst: Instance) -> tuple[Fraction, ...]:

@@ -1,5 +1,5 @@
 """Memory-aware lower bounds with per-stage costs and a communication delay (docs/theory.md
-A.9, theorems H4-H8): the uniform theorems MW1/MW8c, T3, T2/S3, MW7 and S1 with per-stage durations
+A.9, theorems H4-H9): the uniform theorems MW1/MW8c, T3, T2/S3, MW7 and S1 with per-stage durations
 ``f_s, b_s`` (split ``b_I,s, b_W,s``) and the delay ``c`` on every precedence between stages on
 different GPUs.
 
@@ -18,6 +18,7 @@ different GPUs.
 * **H7** (memory slots, finite ``K``, any ``v``; MW7): :func:`memory_slots_value` (the choice
   of recomputed pairs relaxed to reals, so at most MW7 on uniform instances).
 * **H8** (split drain, ``v = 1``; S1): :func:`split_drain_value`.
+* **H9** (first backward, finite ``K``, any ``v``; MW11): :func:`first_backward_value`.
 
 With uniform durations and ``c = 0`` H4, H5, H6 and H8 equal their uniform theorems (tests). The forms that
 hold with backward recomputation: H4 with the chain of A.11 (``R(j,s)`` waits for the end of
@@ -36,8 +37,8 @@ from .multi_wave import min_single_slot_waste, subset_best
 from .single_wave import _memory_time_min, slot_edge
 from .theorems import SINGLE, theorem
 
-DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H8)"
-"""The docs section of H4-H8."""
+DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H9)"
+"""The docs section of H4-H9."""
 
 
 def chain_graph(inst: Instance, backward: bool = False) -> dict:
@@ -186,7 +187,7 @@ def memory_time_value(inst: Instance) -> Optional[Fraction]:
 
 
 def terms(inst: Instance, backward: bool = False) -> list[tuple[str, Fraction, bool]]:
-    """``(name, value, exact)`` of H4-H8 for ``inst`` (never exact). ``backward``: only the
+    """``(name, value, exact)`` of H4-H9 for ``inst`` (never exact). ``backward``: only the
     forms proven with backward recomputation (H4 on A.11's chain)."""
     out = [("hetero_gpu_subset", gpu_subset_value(inst, backward and inst.split), False)]
     if backward and inst.split:
@@ -203,6 +204,9 @@ def terms(inst: Instance, backward: bool = False) -> list[tuple[str, Fraction, b
     drain = split_drain_value(inst)
     if drain is not None:
         out.append(("hetero_split_drain", drain, False))
+    first = first_backward_value(inst)
+    if first is not None:
+        out.append(("hetero_first_backward", first, False))
     return out
 
 
@@ -279,3 +283,79 @@ def split_drain_value(inst: Instance) -> Optional[Fraction]:
     head, down = heads(inst), downs(inst)
     return max(head[p] + inst.m * (f[p] + b[p]) + max(Fraction(0), down[p] + w[0] - k * w[p])
                for p in range(inst.P))
+
+
+def _largest(values: list[Fraction], m: int, k: int) -> Fraction:
+    """The sum of the ``k`` largest entries of the multiset holding each of ``values``
+    ``m`` times."""
+    total, left = Fraction(0), k
+    for x in sorted(values, reverse=True):
+        n = min(m, left)
+        total += n * x
+        left -= n
+        if not left:
+            break
+    return total
+
+
+@theorem("H9", "first backward, per-stage costs and c (finite K; MW11)", DOC,
+         terms=("hetero_first_backward",))
+def first_backward_value(inst: Instance) -> Optional[Fraction]:
+    """H9 (finite ``K``, any ``v``, fused or split; MW11 per stage): for every GPU ``p`` with
+    stages ``s_1 < ... < s_v`` and ``k = min(K, v m)``,
+
+    ``T >= h_p + m sum_{s on p} (f_s + b_s) - F_k + end_p``,
+
+    ``h_p = head(S-1) + f_{S-1} + sum_{s_v < s <= S-1} g_s + c X`` (the earliest start of a
+    backward op of stage ``s_v``: the forward chain, then the input-gradient chain down to
+    ``s_v``, ``c`` at each of its ``X`` GPU crossings; ``g = b`` fused, ``b_I`` split);
+    ``F_k`` the sum of the ``k`` largest of the GPU's forward durations, each stage's counted
+    ``m`` times; fused ``end_p = down(s_1)``; split
+    ``end_p = max(0, min_{s on p} (down(s) + b_W,0) - W_k)``, ``W_k`` likewise the ``k``
+    largest ``b_W,s``.
+
+    Proof (MW11's, docs/theory.md A.9): the GPU's first backward op (``B`` or ``I``) is of
+    stage ``s_v`` (a lower stage's waits for it on its chain) and starts at ``t_1 >= h_p``.
+    Before ``t_1`` the GPU runs only ``F`` and ``R`` ops, and an activation stored by one of
+    them is live at ``t_1`` (only a backward op of the GPU releases it), so at most ``k`` of
+    them store, each for a different pair. A forward that stores nothing is paid again by its
+    pair's ``R`` (same duration), so the work before ``t_1`` net of the recomputations it
+    causes is at most ``F_k``: the rest of the GPU's work, at least
+    ``m sum (f_s + b_s) - F_k``, runs after ``t_1``. Fused, the last op is a ``B(j, s)`` with
+    ``s >= s_1``, followed by ``down(s) >= down(s_1)``. Split, let ``e`` be the end of the
+    GPU's last ``I``, of ``(j, s)``: after it only ``W`` ops run, at most ``k`` (each releases
+    a pair live at ``e``), of total ``x <= W_k``, and the chain ``down(s)`` with ``W(j, 0)``
+    follows ``e``; so ``T >= e + max(x, down(s) + b_W,0)`` with ``e >= t_1 + rest - x``.
+    Only for schedules without backward recomputation (with it, H4 alone is claimed). None
+    when ``K`` is None.
+
+    >>> first_backward_value(Instance(P=2, m=2, v=2, K=2, placement="vshape", f=[1, 3, 1, 2],
+    ...                               b=[1, 4, 2, 2], c=1))
+    Fraction(28, 1)
+    """
+    if inst.K is None:
+        return None
+    m, S = inst.m, inst.S
+    k = min(inst.K, inst.v * m)
+    f, b = inst.durations_of("F"), inst.durations_of("B")
+    g = inst.durations_of("I" if inst.split else "B")
+    gpu, c = inst.stage_to_rank, inst.c
+    head, down = heads(inst), downs(inst)
+    # up[s]: from the end of F(j, S-1) to the start of the input-gradient op of (j, s)
+    up = [Fraction(0)] * S
+    for s in range(S - 2, -1, -1):
+        up[s] = up[s + 1] + g[s + 1] + (c if gpu[s + 1] != gpu[s] else 0)
+    top_end = head[S - 1] + f[S - 1]
+    best = None
+    for p in range(inst.P):
+        st = inst.stages_of(p)
+        rest = m * sum((f[s] + b[s] for s in st), Fraction(0)) - _largest([f[s] for s in st], m, k)
+        if inst.split:
+            w = inst.durations_of("W")
+            chain = min(down[s] + w[0] for s in st)
+            end = max(Fraction(0), chain - _largest([w[s] for s in st], m, k))
+        else:
+            end = down[st[0]]
+        val = top_end + up[st[-1]] + rest + end
+        best = val if best is None or val > best else best
+    return best

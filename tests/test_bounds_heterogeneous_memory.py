@@ -1,4 +1,4 @@
-"""H4-H8 (bounds/heterogeneous_memory.py, docs/theory.md A.9): equal to the uniform theorems on
+"""H4-H9 (bounds/heterogeneous_memory.py, docs/theory.md A.9): equal to the uniform theorems on
 uniform instances, valid against exact optima of random non-uniform instances with finite K,
 and a planted error in each is caught by the registered check."""
 
@@ -52,6 +52,24 @@ def test_memory_slots_relaxation_and_split_drain_on_uniform_instances():
             assert hm.split_drain_value(inst) == sw.split_drain_value(inst), inst
 
 
+def test_first_backward_is_mw11_on_uniform_instances():
+    """H9 with uniform durations and c = 0 is MW11 (finite K, every v and placement)."""
+    n = 0
+    for inst in uniform_grid():
+        if inst.K is not None:
+            n += 1
+            assert hm.first_backward_value(inst) == mw.first_backward_value(inst), inst
+    assert n == 1296
+
+
+def test_first_backward_on_the_previous_worst_instance():
+    """P=2, m=2, K=2, v=2 vshape fused, c=1: H4-H8 gave 26, OPT = 30 (docs/theory.md A.9);
+    H9 on GPU 1: its first B (stage 2) starts at 12, it runs 20 - 6 after it, then down(1) = 2."""
+    inst = Instance(P=2, m=2, K=2, v=2, placement="vshape", f=[1, 3, 1, 2], b=[1, 4, 2, 2], c=1)
+    assert hm.first_backward_value(inst) == 28
+    assert lower_bound(inst).value == 28
+
+
 def test_the_previous_worst_instance():
     """P=2, m=2, K=1, v=2 looped, per-stage split costs, c=1: H1-H3 gave 34, OPT = 49."""
     inst = Instance(P=2, m=2, K=1, v=2, placement="looped", f=[4, 2, 2, 4], b_I=[3, 1, 3, 1],
@@ -71,7 +89,8 @@ def test_quick_check_passes():
 
 
 @pytest.mark.parametrize("name", ["gpu_subset_value", "single_slot_value", "memory_time_value",
-                                  "memory_slots_value", "split_drain_value"])
+                                  "memory_slots_value", "split_drain_value",
+                                  "first_backward_value"])
 def test_a_planted_error_in_each_is_caught(monkeypatch, name):
     real = getattr(hm, name)
 
@@ -83,5 +102,6 @@ def test_a_planted_error_in_each_is_caught(monkeypatch, name):
     res = heterogeneous_memory_bounds(
         Context(mode="quick"), random_instances(24, seed=MEMORY_SEED, Ks=(1, 2, 3)))
     tid = {"gpu_subset_value": "H4", "single_slot_value": "H5", "memory_time_value": "H6",
-           "memory_slots_value": "H7", "split_drain_value": "H8"}[name]
+           "memory_slots_value": "H7", "split_drain_value": "H8",
+           "first_backward_value": "H9"}[name]
     assert not res.ok and f"{tid} (hetero_" in res.detail
