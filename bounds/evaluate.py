@@ -28,6 +28,7 @@ from schedules.instance import Instance, require
 from schedules.limits import LimitError
 
 from .backward_remat import terms as backward_terms
+from .directions import terms as directions_terms
 from .heterogeneous import crossings
 from .heterogeneous import terms as hetero_terms
 from .heterogeneous_memory import terms as hetero_memory_terms
@@ -200,6 +201,8 @@ def lower_bound(inst: Instance, backward_remat: bool = False) -> LowerBound:
     """
     require(inst, Instance, "inst", "lower_bound")
     backward = bool(backward_remat) and inst.split
+    if inst.directions != 1:
+        return _directions_bound(inst)
     if inst.overlapped:
         return _overlap_bound(inst, backward)
     if not inst.uniform:
@@ -224,6 +227,14 @@ def lower_bound(inst: Instance, backward_remat: bool = False) -> LowerBound:
             theorem = exact_theorem(name)
             break
     return LowerBound(value, terms, theorem is not None, theorem)
+
+
+def _directions_bound(inst: Instance) -> LowerBound:
+    """The bidirectional model (``directions = 2``, MODEL.md): only theorem D1
+    (:mod:`bounds.directions`), valid with or without ``F&B`` ops, recomputation (of either
+    kind), ``c`` and memory limits; never exact. The one-chain theorems are not applied."""
+    raw = directions_terms(inst)
+    return LowerBound(max(x for _, x, _ in raw), tuple((n, x) for n, x, _ in raw))
 
 
 def _overlap_bound(inst: Instance, backward: bool = False) -> LowerBound:

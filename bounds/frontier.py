@@ -39,7 +39,7 @@ from .theorems import FRONTIER, theorem
 
 
 def _single_wave_fused(inst: Instance) -> bool:
-    return inst.v == 1 and not inst.split and not inst.c and (
+    return inst.v == 1 and not inst.split and not inst.c and inst.directions == 1 and (
         inst.stage_to_rank is None or tuple(inst.stage_to_rank) == tuple(range(inst.P)))
 
 

@@ -29,7 +29,8 @@ FRONTIER = "docs/theory_frontier.md#"
 
 FORMULA_MODULES = ("bounds.evaluate", "bounds.single_wave", "bounds.multi_wave",
                    "bounds.heterogeneous", "bounds.heterogeneous_memory",
-                   "bounds.backward_remat", "bounds.frontier", "bounds.overlap")
+                   "bounds.backward_remat", "bounds.frontier", "bounds.overlap",
+                   "bounds.directions")
 """The modules whose decorators fill the registry."""
 
 

@@ -12,7 +12,7 @@ import time
 from .registry import CHECKS, Check, CheckResult, Context, check
 
 CHECK_MODULES: tuple[str, ...] = ("single_wave", "multi_wave", "table", "heterogeneous", "frontier",
-                                  "backward_remat", "overlap")
+                                  "backward_remat", "overlap", "directions")
 """Modules holding checks, imported by :func:`load_checks` (theory modules add themselves)."""
 
 

@@ -32,7 +32,8 @@ def instance_brief(inst) -> str:
     K = "inf" if inst.K is None else inst.K
     names = ("f", "b_I", "b_W") if getattr(inst, "split", False) else ("f", "b")
     durs = " ".join(f"{n}={_duration(getattr(inst, n))}" for n in names)
-    return f"P={inst.P} m={inst.m} K={K} v={inst.v} {durs}"
+    two = " directions=2" if getattr(inst, "directions", 1) == 2 else ""
+    return f"P={inst.P} m={inst.m} K={K} v={inst.v}{two} {durs}"
 
 
 def _duration(x) -> str:

@@ -79,6 +79,17 @@ def compile_schedule(schedule: Schedule) -> Compiled:
     return Compiled(schedule, gpu, stage, kind, micro, ids, offsets, fused)
 
 
+def expected_gpus(inst, stage: np.ndarray, micro: np.ndarray) -> np.ndarray:
+    """The GPU that must run each op ``(stage, microbatch)`` (stages clipped into range):
+    ``stage_to_rank[s]``, or with ``directions = 2`` (MODEL.md, *Directions*) ``P-1-s`` for a
+    microbatch of copy 1 (``j >= m/2``)."""
+    s2r = np.asarray(inst.stage_to_rank, dtype=np.int64)
+    st = np.minimum(stage, inst.S - 1)
+    if inst.directions == 1:
+        return s2r[st]
+    return np.where(2 * micro >= inst.m, inst.P - 1 - st, s2r[st])
+
+
 def has_backward_recompute(schedule: Schedule) -> bool:
     """Whether ``schedule`` lists an ``R`` after its pair's ``I`` (a backward recompute,
     MODEL.md Extensions), or an ``RI`` (the third option, which comes with one): the bound of

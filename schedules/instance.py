@@ -47,6 +47,40 @@ class InstanceError(InputError):
     """An instance field is out of range or inconsistent; the message names the field."""
 
 
+class DirectionsError(InstanceError):
+    """A feature that does not support ``directions = 2`` yet (MODEL.md, *Directions*) was
+    asked for one; the message names the feature."""
+
+
+def require_one_direction(inst, feature: str) -> None:
+    """Raise :class:`DirectionsError` naming ``feature`` when ``inst`` has ``directions = 2``:
+    what every feature that assumes one chain per microbatch on one placement calls first, so
+    that it refuses rather than answer for the wrong GPUs."""
+    if getattr(inst, "directions", 1) != 1:
+        raise DirectionsError(f"{feature} does not support directions=2 (the bidirectional "
+                              f"model, MODEL.md) yet")
+
+
+def _directions(value, v: int, m: int, s2r: tuple[int, ...]) -> int:
+    """The ``directions`` field validated: 1, or 2 with ``v = 1``, the identity placement and
+    an even ``m`` (MODEL.md, *Directions*)."""
+    d = whole_number(value, "directions", 1)
+    if d not in (1, 2):
+        raise InstanceError(f"directions must be 1 or 2, got {d}")
+    if d == 2:
+        if v != 1:
+            raise InstanceError(f"directions=2 needs v=1 (each copy is a chain of P stages), "
+                                f"got v={v}")
+        if s2r != tuple(range(len(s2r))):
+            raise InstanceError("directions=2 needs the default placement (copy 0: stage s on "
+                                "GPU s; copy 1: stage s on GPU P-1-s), got an explicit "
+                                "stage_to_rank")
+        if m % 2:
+            raise InstanceError(f"directions=2 needs an even m (m/2 microbatches each way), "
+                                f"got m={m}")
+    return d
+
+
 class InstanceLimitError(InstanceError, LimitError):
     """An instance field beyond a limit of :mod:`schedules.limits` (the message names it)."""
 
@@ -199,6 +233,11 @@ class Instance:
         stage. None: such an op lasts the sum of its parts. A given value must not exceed the
         sum of its parts for any backward stage on the forward stage's GPU
         (``d_FB[s] <= f_s + b_s'``), the model's ``d_FB <= f + b``.
+    directions : 1 (default) or 2 (MODEL.md, *Directions*, the bidirectional DualPipe): with 2,
+        two copies of the ``P``-stage model, microbatches ``j < m/2`` through copy 0 (stage
+        ``s`` on GPU ``s``) and ``j >= m/2`` through copy 1 (stage ``s`` on GPU ``P-1-s``).
+        Needs ``v = 1``, the default placement and an even ``m``; use :meth:`gpu_of`
+        (:meth:`gpu` refuses: a stage alone does not name its GPU).
     """
 
     # the annotations are the types stored after validation; construction also accepts the
@@ -218,6 +257,7 @@ class Instance:
     memory: Optional["MemoryModel"] = None
     d_FB: Optional[Fraction] = None
     d_FI: Optional[Fraction] = None
+    directions: int = 1
     _unit: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -251,6 +291,7 @@ class Instance:
             _limit("MAX_STAGES", P * v, f"P·v = {P}·{v}")
             s2r = placement_stage_to_rank(P, v, placement)
         _limit("MAX_PAIRS", P * v * m, f"P·v·m = {P}·{v}·{m}")
+        directions = _directions(self.directions, v, m, s2r)
         S = v * P
         f, b, b_I, b_W = stage_durations(self.f, self.b, self.b_I, self.b_W, S)
         c = to_fraction(self.c, "c")
@@ -266,13 +307,16 @@ class Instance:
                 memory.check_shape(S, P)
             except MemoryModelError as exc:
                 raise InstanceError(str(exc)) from None
-        d_FB = self._overlap_durations(self.d_FB, "d_FB", f, b, s2r, S)
+        # stages sharing a GPU have equal keys; with directions=2 GPU s holds stage s of copy 0
+        # and P-1-s of copy 1, so the stages on one GPU are {s, P-1-s}
+        held = s2r if directions == 1 else tuple(min(s, P - 1 - s) for s in range(P))
+        d_FB = self._overlap_durations(self.d_FB, "d_FB", f, b, held, S)
         d_FI = None
         if self.d_FI is not None:
             if b_I is None:
                 raise InstanceError("d_FI (an overlapped forward and input gradient) needs split "
                                     "backward durations b_I, b_W")
-            d_FI = self._overlap_durations(self.d_FI, "d_FI", f, b_I, s2r, S)
+            d_FI = self._overlap_durations(self.d_FI, "d_FI", f, b_I, held, S)
         numbers = [c]
         for x in (f, b, b_I, b_W, d_FB, d_FI):
             if x is not None:
@@ -288,7 +332,7 @@ class Instance:
         for name, value in (("P", P), ("m", m), ("v", v), ("K", K), ("placement", placement),
                             ("stage_to_rank", s2r), ("f", f), ("b", b), ("b_I", b_I),
                             ("b_W", b_W), ("c", c), ("memory", memory), ("d_FB", d_FB),
-                            ("d_FI", d_FI), ("_unit", unit)):
+                            ("d_FI", d_FI), ("directions", directions), ("_unit", unit)):
             object.__setattr__(self, name, value)
 
     @staticmethod
@@ -340,12 +384,44 @@ class Instance:
         return self._unit
 
     def gpu(self, s: int) -> int:
-        """The GPU that holds stage ``s``."""
+        """The GPU that holds stage ``s`` (one direction; with ``directions = 2`` a stage alone
+        does not name its GPU: :class:`DirectionsError`, use :meth:`gpu_of`)."""
+        if self.directions != 1:
+            raise DirectionsError("Instance.gpu(s): with directions=2 the GPU of stage s depends "
+                                  "on the microbatch's copy; use gpu_of(s, j)")
         return self.stage_to_rank[s]
 
     def stages_of(self, p: int) -> tuple[int, ...]:
-        """The stages GPU ``p`` holds, in increasing order."""
+        """The stages GPU ``p`` holds, in increasing order (one direction; with
+        ``directions = 2``: :class:`DirectionsError`, use :meth:`held_stages`)."""
+        if self.directions != 1:
+            raise DirectionsError("Instance.stages_of(p): with directions=2 a GPU holds one stage "
+                                  "of each copy; use held_stages(p)")
         return tuple(s for s, r in enumerate(self.stage_to_rank) if r == p)
+
+    def copy_of(self, j: int) -> int:
+        """The copy of the parameters microbatch ``j`` runs through (MODEL.md, *Directions*):
+        0, or with ``directions = 2`` 1 for ``j >= m/2``."""
+        return 1 if self.directions == 2 and 2 * j >= self.m else 0
+
+    def gpu_of(self, s: int, j: int) -> int:
+        """The GPU that runs stage ``s`` of microbatch ``j``: ``stage_to_rank[s]``, or
+        ``P-1-s`` for a microbatch of copy 1 (``directions = 2``)."""
+        return self.P - 1 - s if self.copy_of(j) else self.stage_to_rank[s]
+
+    def held_stages(self, p: int) -> tuple[tuple[int, int], ...]:
+        """``(copy, stage)`` of every stage GPU ``p`` holds: ``(0, s)`` for its stages, and with
+        ``directions = 2`` ``(0, p), (1, P-1-p)`` (two copies of the parameters: a GPU's static
+        memory counts both)."""
+        if self.directions == 1:
+            return tuple((0, s) for s in self.stages_of(p))
+        return ((0, p), (1, self.P - 1 - p))
+
+    def stage_to_rank_of(self, copy: int) -> tuple[int, ...]:
+        """The GPU of every stage in copy ``copy`` (0: ``stage_to_rank``; 1: ``P-1-s``)."""
+        if copy == 0:
+            return self.stage_to_rank
+        return tuple(self.P - 1 - s for s in range(self.S))
 
     @property
     def uniform(self) -> bool:
@@ -397,7 +473,7 @@ class Instance:
             changes.setdefault("stage_to_rank", None)
         base = {k: getattr(self, k) for k in ("P", "m", "K", "v", "placement", "stage_to_rank",
                                               "f", "b", "b_I", "b_W", "c", "memory", "d_FB",
-                                              "d_FI")}
+                                              "d_FI", "directions")}
         if base["placement"] == "explicit":
             base["placement"] = "looped"
         if "b_I" in changes or "b_W" in changes or ("b" in changes and self.split):
@@ -429,6 +505,8 @@ class Instance:
         for key in ("d_FB", "d_FI"):
             if getattr(self, key) is not None:
                 d[key] = durations_json(getattr(self, key))
+        if self.directions != 1:
+            d["directions"] = self.directions
         return d
 
     @classmethod
@@ -437,7 +515,7 @@ class Instance:
         if not isinstance(d, dict):
             raise InstanceError(f"an instance must be a JSON object, got {type(d).__name__}")
         known = {"P", "m", "K", "v", "placement", "stage_to_rank", "f", "b", "b_input",
-                 "b_weight", "b_I", "b_W", "c", "memory", "d_FB", "d_FI"}
+                 "b_weight", "b_I", "b_W", "c", "memory", "d_FB", "d_FI", "directions"}
         for key in ("P", "m"):
             if key not in d:
                 raise InstanceError(f"instance is missing {key!r}")

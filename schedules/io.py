@@ -210,6 +210,7 @@ DOCUMENT_FIELDS: dict[str, Callable[[dict, dict], None]] = {
     "P": _plain("P"), "m": _plain("m"), "K": _plain("K"), "v": _plain("v"),
     "placement": _read_placement, "stage_to_rank": _read_stage_to_rank,
     "durations": _read_durations, "c": _read_comm, "comm": _read_comm, "memory": _read_memory,
+    "directions": _plain("directions"),
 }
 """The instance keys of an orders document and how each one sets :class:`Instance` arguments,
 in this order (a new key is one entry here). Other top-level keys are ignored (CLI.md)."""
@@ -345,6 +346,8 @@ def document_from_schedule(schedule: Schedule, **extra) -> dict:
         doc["comm"] = fraction_json(inst.c)
     if inst.memory is not None:
         doc["memory"] = inst.memory.to_json()
+    if inst.directions != 1:  # MODEL.md, Directions: absent means 1
+        doc["directions"] = inst.directions
     if schedule.source and "source" not in extra:
         doc["source"] = schedule.source
     doc.update(extra)

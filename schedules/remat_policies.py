@@ -40,6 +40,7 @@ from typing import Iterable, Optional
 from .ops import Op
 from .remat import RematError
 from .schedule import Schedule
+from .instance import require_one_direction
 
 POLICIES = ("optimal", "megatron", "deepspeed", "all", "none")
 """The policies of :func:`remat_policy` (module docstring)."""
@@ -162,6 +163,7 @@ def remat_policy(schedule: Schedule, policy: str, K: Optional[int] = None, budge
     """The recomputation of ``schedule``'s fixed order chosen by ``policy`` (:data:`POLICIES`)
     for the limit ``K`` (default the instance's) or ``budget_bytes``; see the module
     docstring. ``backward``, ``time_limit`` and ``positions`` are for ``optimal`` only."""
+    require_one_direction(schedule.instance, "remat policies")
     if policy not in POLICIES:
         raise RematError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if policy == "optimal":

@@ -77,6 +77,9 @@ class Schedule:
                     raise ScheduleError(f"GPU {p}: order entry {op!r} is not an Op")
         object.__setattr__(self, "orders", orders)
         if self.comms is not None:
+            from .instance import require_one_direction
+
+            require_one_direction(self.instance, "a communication order (comms)")
             comms = normalize_comms(self.comms, self.instance.P)
             object.__setattr__(self, "comms", comms)
         object.__setattr__(self, "overlaps", normalize_overlaps(self.overlaps, orders))

@@ -35,7 +35,7 @@ from typing import Optional
 import numpy as np
 
 from .compiled import (B, F, I, KIND_LETTERS, NK, R, RI, RW, W, Compiled, busy_durations,
-                       compile_schedule, durations_in_units, op_durations)
+                       compile_schedule, durations_in_units, expected_gpus, op_durations)
 from .instance import require
 from .ops import Op
 from .schedule import Schedule
@@ -212,9 +212,10 @@ def _predecessors(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     pred1 = pred1.ravel()
     lag = np.zeros(nk * size, dtype=np.int64)
     if inst.c:
-        s2r = np.asarray(inst.stage_to_rank, dtype=np.int64)
         stage_of = np.tile(np.repeat(np.arange(S), m), nk)
-        cross = (pred1 >= 0) & (s2r[stage_of] != s2r[stage_of[np.maximum(pred1, 0)]])
+        micro_of = np.tile(np.arange(m), nk * S)
+        home = expected_gpus(inst, stage_of, micro_of)  # a pair's predecessor: same microbatch
+        cross = (pred1 >= 0) & (home != home[np.maximum(pred1, 0)])
         lag[cross] = int(inst.c * inst.unit)
     return pred1, pred2.ravel(), lag
 
@@ -503,7 +504,8 @@ def simulate(schedule: Schedule) -> SimulationResult:
     if blocked:
         parts = []
         for p, o, waits in blocked:
-            names = ", ".join(f"{c.op_name(a)} (GPU {inst.gpu((a // inst.m) % inst.S)})"
+            names = ", ".join(f"{c.op_name(a)} (GPU "
+                              f"{inst.gpu_of((a // inst.m) % inst.S, a % inst.m)})"
                               for a in waits)
             parts.append(f"GPU {p} is blocked at {c.op_name(o)} waiting for {names}")
         violations.append(Violation(

@@ -40,7 +40,7 @@ from itertools import islice
 
 import numpy as np
 
-from .compiled import B, KIND_LETTERS, NK, RI, RW, Compiled, F, I, R, W
+from .compiled import B, KIND_LETTERS, NK, RI, RW, Compiled, F, I, R, W, expected_gpus
 
 MAX_MESSAGES_PER_RULE = 10
 
@@ -73,7 +73,7 @@ def check_structure(c: Compiled) -> list[Violation]:
     inst = c.schedule.instance
     S, m = inst.S, inst.m
     out: list[Violation] = []
-    s2r = np.asarray(inst.stage_to_rank, dtype=np.int64)
+    home = expected_gpus(inst, c.stage, c.micro)  # the GPU each op belongs on
 
     def name(k):
         return f"{c.stage[k]}{KIND_LETTERS[c.kind[k]]}{c.micro[k]}"
@@ -85,10 +85,15 @@ def check_structure(c: Compiled) -> list[Violation]:
            else f"microbatch {c.micro[k]} is outside 0..{m - 1}")
         for k in bad_range), len(bad_range))
     ok = c.ids >= 0
-    wrong = np.flatnonzero(ok & (s2r[np.minimum(c.stage, S - 1)] != c.gpu))
+    wrong = np.flatnonzero(ok & (home != c.gpu))
+
+    def copy(k):  # with two directions a stage's GPU depends on the microbatch's copy
+        return (f" (copy {inst.copy_of(int(c.micro[k]))}, microbatch {c.micro[k]})"
+                if inst.directions == 2 else "")
+
     _report(out, "placement", (
-        f"{name(k)} is listed on GPU {c.gpu[k]} but stage {c.stage[k]} is held by GPU "
-        f"{s2r[c.stage[k]]}" for k in wrong), len(wrong))
+        f"{name(k)} is listed on GPU {c.gpu[k]} but stage {c.stage[k]}{copy(k)} is held by GPU "
+        f"{home[k]}" for k in wrong), len(wrong))
     if not inst.split:
         nosplit = np.flatnonzero((c.kind == I) | (c.kind == W) | (c.kind == RI))
         _report(out, "durations", (

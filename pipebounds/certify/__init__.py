@@ -122,7 +122,9 @@ def certify(inst: Instance, seconds: float = 0, schedules: Iterable = (), table:
     if lb.exact:
         return answer("theorem", value, detail=lb.theorem or "")
     # the checked ranges and the table hold uniform instances without delay or byte budget only
-    standard = inst.uniform and not inst.c and inst.memory is None and not inst.overlapped
+    # (and one direction: MODEL.md, Directions)
+    standard = (inst.uniform and not inst.c and inst.memory is None and not inst.overlapped
+                and inst.directions == 1)
     if standard:
         rng = _checked.checked_range(inst)
         if rng is not None:
@@ -135,7 +137,8 @@ def certify(inst: Instance, seconds: float = 0, schedules: Iterable = (), table:
     if found is not None:
         return answer("certificate", value, found[0], found[1])
     left = seconds - (time.monotonic() - start)
-    if solver and left > 0 and not inst.overlapped:  # the exact engines do not model F&B ops
+    # the exact engines do not model F&B ops nor two directions
+    if solver and left > 0 and not inst.overlapped and inst.directions == 1:
         from pipebounds.search import solve
 
         res = solve(inst, time_limit=left)

@@ -81,6 +81,12 @@ def _candidates(inst: Instance, deadline: float) -> Iterable[tuple[Schedule, str
     for stored, where in stored_schedules():
         if _same_pipeline(stored.instance, inst):
             yield stored, f"recorded {where}"
+    if inst.directions != 1:  # no construction nor fit_memory takes two directions yet
+        try:
+            yield generate("dualpipe", inst.with_(K=None)).with_instance(inst), "dualpipe"
+        except ValueError:
+            pass
+        return
     if inst.v == 1 and inst.K == 1 and not inst.split and not inst.c:
         # the bounded search runs about NODES_PER_SECOND nodes a second: a budget from the
         # time left, at most its default 2000 P m; the list family only with time to spare

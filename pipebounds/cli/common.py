@@ -35,6 +35,9 @@ def add_instance_flags(parser: argparse.ArgumentParser, required: bool = True) -
     g.add_argument("--b-input", type=str, default=None, help="split backward: input-gradient time")
     g.add_argument("--b-weight", type=str, default=None, help="split backward: weight-gradient time")
     g.add_argument("-c", type=str, default="0", help="communication delay between GPUs (default 0)")
+    g.add_argument("--directions", type=str, default="1",
+                   help="1 (default) or 2: the bidirectional model (two copies, microbatches "
+                        "from both ends; MODEL.md)")
     g.add_argument("--instance", metavar="FILE", default=None,
                    help="an instance object (JSON, or - for standard input) instead of the "
                         "flags: the flags' keys, f/b/b_input/b_weight may be per-stage lists, "
@@ -42,7 +45,7 @@ def add_instance_flags(parser: argparse.ArgumentParser, required: bool = True) -
 
 
 INSTANCE_DEFAULTS = {"P": None, "m": None, "v": "1", "placement": "looped", "f": "1", "b": None,
-                     "b_input": None, "b_weight": None, "c": "0"}
+                     "b_input": None, "b_weight": None, "c": "0", "directions": "1"}
 """The instance flags' defaults: with ``--instance`` every one of them must be left as it is."""
 
 
@@ -54,11 +57,13 @@ def instance_from_object(obj: Any, where: str) -> Instance:
         raise CLIError(f"{where}: an instance must be a JSON object, got "
                        f"{type(obj).__name__ if obj is not None else 'null'}")
     known = {"P", "m", "K", "v", "placement", "stage_to_rank", "f", "b", "b_input", "b_weight",
-             "b_I", "b_W", "c", "memory", "source", "note", "notes", "name", "model"}
+             "b_I", "b_W", "c", "memory", "directions", "source", "note", "notes", "name",
+             "model"}
     unknown = sorted(str(k) for k in obj if k not in known)
     if unknown:
         raise CLIError(f"{where}: unknown instance key {unknown[0]!r} (keys: P, m, K, v, "
-                       f"placement, stage_to_rank, f, b, b_input, b_weight, c, memory)"[:300])
+                       f"placement, stage_to_rank, f, b, b_input, b_weight, c, memory, "
+                       f"directions)"[:300])
     try:
         return Instance.from_dict(obj)
     except INPUT_ERRORS as exc:
@@ -131,7 +136,8 @@ def instance_from_args(args: argparse.Namespace) -> Instance:
         given = [k for k, d in INSTANCE_DEFAULTS.items() if getattr(args, k, d) != d]
         if given:
             flag = {"b_input": "--b-input", "b_weight": "--b-weight",
-                    "placement": "--placement"}.get(given[0], "-" + given[0])
+                    "placement": "--placement", "directions": "--directions"
+                    }.get(given[0], "-" + given[0])
             raise CLIError(f"give either --instance or instance flags, not both ({flag})")
         inst = read_instance_file(path)
         if getattr(args, "K", "inf") != "inf":
@@ -146,7 +152,8 @@ def instance_from_args(args: argparse.Namespace) -> Instance:
     if (args.b_input is None) != (args.b_weight is None):
         raise CLIError("split backward needs both --b-input and --b-weight")
     kwargs: dict[str, Any] = dict(P=args.P, m=args.m, K=args.K, v=args.v,
-                                  placement=args.placement, f=args.f, c=args.c)
+                                  placement=args.placement, f=args.f, c=args.c,
+                                  directions=getattr(args, "directions", "1"))
     if args.b_input is not None:
         kwargs.update(b_I=args.b_input, b_W=args.b_weight)
         if args.b is not None:

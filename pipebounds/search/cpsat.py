@@ -48,6 +48,7 @@ from .model import Model
 from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
 from .symmetry import canonical
+from schedules.instance import require_one_direction
 
 
 @dataclass
@@ -391,6 +392,7 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
     of the best known one; ``known``: :func:`best_known`'s answer, ``lb_theory``: the theory's
     bound, when already computed.
     """
+    require_one_direction(inst, "CP-SAT")
     t0 = time.monotonic()
     if hint is not None:
         known = ("hint", hint, checked(inst, hint))

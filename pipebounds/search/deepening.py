@@ -33,6 +33,7 @@ from schedules.deadline import Deadline
 from .model import Model
 from .proof import ceil_units, checked, theory_bound, theory_guard
 from .result import SolveResult
+from schedules.instance import require_one_direction
 
 
 def solve_search(inst: Instance, time_limit: Optional[float] = None,
@@ -41,6 +42,7 @@ def solve_search(inst: Instance, time_limit: Optional[float] = None,
     """The branch-and-bound engine (see the module docstring). ``known`` is the result of
     :func:`~pipebounds.search.incumbent.best_known`, ``lb_theory`` that of
     :func:`~pipebounds.search.proof.root_lower_bound`, when the caller computed them already."""
+    require_one_direction(inst, "the branch and bound")
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
     mdl = Model.of(inst)

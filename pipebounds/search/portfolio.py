@@ -41,6 +41,7 @@ from .channel import SILENT, Channel
 from .model import Model
 from .proof import ceil_units, checked, status_of, theory_guard
 from .result import SolveResult
+from schedules.instance import require_one_direction
 
 ENGINES = ("search", "cpsat")
 """The backends the portfolio runs side by side."""
@@ -167,6 +168,7 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
     met another's bound, None when nothing was proven), ``stats["interrupted"]`` whether the
     channel stopped it.
     """
+    require_one_direction(inst, "the portfolio")
     t0 = time.monotonic()
     for e in engines:
         if e not in ENGINES:

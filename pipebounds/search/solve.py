@@ -34,6 +34,7 @@ from .portfolio import solve_portfolio as _registered  # noqa: F401 - registers 
 from .backend import BACKENDS, SolveOptions
 from .channel import SILENT, Channel
 from .result import SolveResult
+from schedules.instance import require_one_direction
 
 ENGINES = tuple(BACKENDS)
 """The engine names (:data:`~pipebounds.search.backend.BACKENDS`)."""
@@ -55,6 +56,7 @@ def solve(inst: Instance, time_limit: Optional[float] = None, engine: str = "sea
     then returns the best found so far. The options become one
     :class:`~pipebounds.search.backend.SolveOptions` handed to the backend.
     """
+    require_one_direction(inst, "solve (the exact engines)")
     if engine not in BACKENDS:
         raise ValueError(f"unknown engine {engine!r}; engines are {', '.join(ENGINES)}")
     if inst.memory is not None and inst.memory.budget is not None:
@@ -75,6 +77,7 @@ def solve_auto(inst: Instance, time_limit: Optional[float] = None, use_theory: b
     """The former ``auto``: the search for a slice of the time, then CP-SAT hinted with its best
     (:func:`~pipebounds.search.portfolio.solve_sequential`), in this process; the table of
     optima is made with it. ``options``: further :class:`SolveOptions` fields."""
+    require_one_direction(inst, "solve (the exact engines)")
     from .portfolio import solve_sequential
 
     return solve_sequential(inst, SolveOptions(time_limit=time_limit, use_theory=use_theory,

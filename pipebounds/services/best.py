@@ -27,6 +27,7 @@ from schedules.generators import GENERATORS, GeneratorError
 from schedules.progress import Progress, progress_for
 from schedules.remat import RematError
 from schedules.remat_optimal import MODEL_GRACE, RematResult, optimal_remat
+from schedules.instance import require_one_direction
 
 FAIL_LAST = {"optimal": 0, "feasible": 0, "unknown": 1, "infeasible": 2}
 
@@ -194,6 +195,7 @@ def best(inst: Instance, K: Optional[int] = None, budget_bytes=None, backward: b
     from schedules.deadline import NO_DEADLINE, Deadline
     from schedules.remat_optimal import remat_options
 
+    require_one_direction(inst, "best")
     t0 = time.monotonic()
     opts = remat_options(backward, options)
     backward = 2 in opts or 3 in opts

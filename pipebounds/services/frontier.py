@@ -33,6 +33,7 @@ from schedules.instance import Instance
 from schedules.progress import Progress, progress_for
 from schedules.schedule import Schedule
 from schedules.simulate import simulate
+from schedules.instance import require_one_direction
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ def frontier(inst: Instance, time_limit: float = 10.0, nodes: Optional[int] = No
     (:class:`schedules.deadline.Deadline`): the whole run's time; once it has passed no more
     ``K`` is tried and no solve starts, so ``K*`` may be left as a range (``K_star_low`` and
     ``K_star_high``, both proven), never guessed."""
+    require_one_direction(inst, "frontier")
 
     from pipebounds.constructions.frontier import DEFAULT_NODES, frontier_schedule
 

@@ -39,6 +39,7 @@ from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
 from .result import SynthesisResult
 from .start import Candidate, check, family_candidates, list_candidates
+from schedules.instance import require_one_direction
 
 OBJECTIVES = ("makespan", "span")
 EXACT_OPS = 400
@@ -135,6 +136,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     ``exact``: run the exact phase on small instances (off when an exact solver runs next,
     e.g. ``pipebounds solve``'s first incumbent).
     """
+    require_one_direction(inst, "synthesize")
     t0 = time.monotonic()
     if objective not in OBJECTIVES:
         raise SynthesisError(f"objective must be one of {', '.join(OBJECTIVES)}, got "

@@ -60,7 +60,8 @@ def describe(data: GanttData, title: Optional[str] = None) -> str:
     res = data.result
     K = "inf" if inst.K is None else inst.K
     label = title or (data.schedule.source or "schedule")
-    text = (f"{label}: P={inst.P} m={inst.m} v={inst.v} K={K}  makespan {res.makespan}  "
+    two = " directions=2" if inst.directions == 2 else ""
+    text = (f"{label}: P={inst.P} m={inst.m} v={inst.v}{two} K={K}  makespan {res.makespan}  "
             f"peak memory {max(res.peak_memory)}")
     if inst.P <= 16:
         text += f" (per GPU {res.peak_memory})"

@@ -164,8 +164,12 @@ def _letter_kinds(kind: np.ndarray) -> np.ndarray:
 
 def stage_waves(data: GanttData) -> np.ndarray:
     """Each op's wave on its GPU: 0 for the GPU's first stage, 1 for its second, ... (all 0 when
-    ``v = 1``). The pictures and the HTML page shade later waves lighter with :func:`wave_alpha`."""
+    ``v = 1``). The pictures and the HTML page shade later waves lighter with :func:`wave_alpha`.
+    With ``directions = 2`` (MODEL.md) the "wave" is the microbatch's copy: copy 1 (the
+    microbatches fed from GPU ``P-1``) is drawn lighter."""
     inst = data.schedule.instance
+    if inst.directions == 2:
+        return (2 * data.micro >= inst.m).astype(np.int64)
     if inst.v <= 1:
         return np.zeros(data.n_ops, np.int64)
     rank_of_stage = {s: i for p in range(inst.P) for i, s in enumerate(inst.stages_of(p))}

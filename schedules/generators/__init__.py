@@ -9,7 +9,7 @@ natural schedule), then, when ``K`` is set, fits the schedule to ``K`` with
 
 >>> from schedules import Instance, simulate
 >>> sorted(GENERATORS)[:3]
-['1f1b', 'dualpipev', 'dualpipev-fb']
+['1f1b', 'dualpipe', 'dualpipev']
 >>> r = simulate(generate("1f1b", Instance(P=4, m=8, K=2)))
 >>> r.valid, max(r.peak_memory)
 (True, 2)
@@ -27,6 +27,7 @@ from typing import Callable, Optional
 from ..instance import Instance, require
 from ..schedule import Schedule
 from .common import GeneratorError, has_placement
+from .dualpipe import dualpipe
 from .dualpipev import dualpipev, dualpipev_fb
 from .gpipe import gpipe
 from .hanayo import hanayo
@@ -42,16 +43,22 @@ from .zero_bubble import interleaved_zb, zb_h1, zb_h2
 @dataclass(frozen=True)
 class Requires:
     """What an instance must have: ``v_min <= v <= v_max`` (None: no maximum), a placement
-    (None: any) and split durations (True: needed; False: fused form, works on both)."""
+    (None: any), split durations (True: needed; False: fused form, works on both) and its
+    ``directions`` (MODEL.md, *Directions*: 1, or 2 for the bidirectional DualPipe)."""
 
     v_min: int = 1
     v_max: Optional[int] = None
     placement: Optional[str] = None
     split: bool = False
+    directions: int = 1
 
     def problems(self, inst: Instance) -> list[str]:
         """What ``inst`` lacks, as short phrases (empty when it satisfies everything)."""
         out = []
+        if inst.directions != self.directions:
+            out.append(f"needs directions={self.directions} (--directions {self.directions})"
+                       if self.directions != 1 else
+                       "does not support directions=2 (only dualpipe is bidirectional)")
         if self.v_max == self.v_min and inst.v != self.v_min:
             out.append(f"needs v={self.v_min} (got v={inst.v})")
         elif inst.v < self.v_min:
@@ -73,6 +80,8 @@ class Requires:
         if self.placement:
             parts.append(self.placement)
         parts.append("split" if self.split else "fused")
+        if self.directions != 1:
+            parts.append(f"directions={self.directions}")
         return ", ".join(parts)
 
 
@@ -122,6 +131,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("dualpipev-fb", dualpipev_fb,
               "DualPipeV with its overlapped chunks as F&B ops (torch's OVERLAP_F_B)",
               Requires(2, 2, "vshape", True)),
+    Generator("dualpipe", dualpipe,
+              "DualPipe, bidirectional: two copies, microbatches from both ends; F&B ops when "
+              "d_FB is given (DeepSeek 2024)", Requires(1, 1, directions=2)),
 )}
 
 
@@ -142,6 +154,9 @@ def generate(name: str, inst: Instance, progress=None, deadline=None) -> Schedul
     natural = gen.function(inst.with_(K=None))
     if inst.K is None:
         return natural
+    if inst.directions != 1:
+        raise GeneratorError(f"{name}: fitting to K (rematerialization) does not support "
+                             f"directions=2 yet; generate it without K")
     if natural.overlaps is not None:
         raise GeneratorError(f"{name}: fitting to K does not keep its F&B ops (MODEL.md third "
                              f"round); generate it without K, or fit the family without F&B ops")

@@ -35,6 +35,90 @@ from ..schedule import Schedule
 from .common import has_placement, require
 
 
+Token = tuple[int, str, int]
+"""One op of :func:`rank_order`: ``(phase, kind, index)``; phase 0 is the GPU's early stage (the
+V's down stage), phase 1 its late one (the up stage), ``index`` counts that phase's chunks."""
+
+
+def rank_order(P: int, m: int, p: int, overlap: bool, split: bool = True
+               ) -> tuple[list[Token], list[int]]:
+    """The DualPipe order of one GPU as tokens, and the positions of its ``F&B`` ops (listed
+    backward part first, :attr:`Schedule.overlaps`; none without ``overlap``).
+
+    ``P`` GPUs of the V (DualPipe's ``num_half_ranks``), ``m`` chunks per phase
+    (``half_num_chunks``), ``p`` the GPU's place (``half_rank``): deepseek-ai/DualPipe's eight
+    steps, which DualPipe and DualPipeV share. ``split`` False (a fused instance): the zero-bubble
+    steps run a full ``B`` instead of ``I`` and a deferred ``W``.
+    """
+    joined: list[int] = []
+    nf = [0, 0]
+    nb = [0, 0]
+    wq: list[Token] = []
+    order: list[Token] = []
+
+    def fwd(ph: int) -> None:
+        order.append((ph, "F", nf[ph]))
+        nf[ph] += 1
+
+    def back(ph: int, zb: bool) -> None:
+        if zb and split:
+            order.append((ph, "I", nb[ph]))
+            wq.append((ph, "W", nb[ph]))
+        else:
+            order.append((ph, "B", nb[ph]))
+        nb[ph] += 1
+
+    def weight() -> None:
+        if wq:
+            order.append(wq.pop(0))
+
+    def fwd_back(fp: int, bp: int) -> None:
+        """``F(fp)`` and then ``B(bp)``; with ``overlap`` one ``F&B`` op, listed backward part
+        first (:attr:`Schedule.overlaps`)."""
+        if not overlap:
+            fwd(fp)
+            back(bp, False)
+            return
+        joined.append(len(order))
+        back(bp, False)
+        fwd(fp)
+
+    for _ in range(2 * (P - p - 1)):
+        fwd(0)
+    for _ in range(p + 1):
+        fwd(0)
+        fwd(1)
+    for _ in range(P - p - 1):
+        back(1, True)
+        weight()
+        fwd(1)
+    for step in range(m - 2 * P + p + 1):
+        if step == 0 and p == P - 1:  # DualPipe does not overlap the middle GPU's first pair
+            fwd(0)
+            back(1, False)
+        else:
+            fwd_back(0, 1)
+        fwd_back(1, 0)
+    for _ in range(P - p - 1):
+        back(1, False)
+        fwd_back(1, 0)
+    zb = False
+    steps = p + 1
+    for i in range(steps):
+        if i == steps // 2 and p % 2 == 1:
+            zb = True
+        back(1, zb)
+        if i == steps // 2 and p % 2 == 0:
+            zb = True
+        back(0, zb)
+    for _ in range(P - p - 1):
+        weight()
+        back(0, zb)
+    while wq:
+        weight()
+    return order, joined
+
+
 def dualpipev(inst: Instance, overlap: bool = False) -> Schedule:
     """The DualPipeV schedule of ``inst`` (``v = 2``, vshape, split, ``m >= 2P``); with
     ``overlap`` its overlapped chunks are ``F&B`` ops (module docstring)."""
@@ -47,74 +131,9 @@ def dualpipev(inst: Instance, overlap: bool = False) -> Schedule:
     require(m >= 2 * P, name, f"needs m >= 2P = {2 * P} microbatches, got m={m}")
     orders, overlaps = [], []
     for p in range(P):
-        d, u = p, 2 * P - 1 - p
-        joined: list[int] = []
-        nf = {d: 0, u: 0}
-        nb = {d: 0, u: 0}
-        wq: list[Op] = []
-        order: list[Op] = []
-
-        def fwd(s: int) -> None:
-            order.append(Op(s, "F", nf[s]))
-            nf[s] += 1
-
-        def back(s: int, split: bool) -> None:
-            if split:
-                order.append(Op(s, "I", nb[s]))
-                wq.append(Op(s, "W", nb[s]))
-            else:
-                order.append(Op(s, "B", nb[s]))
-            nb[s] += 1
-
-        def weight() -> None:
-            if wq:
-                order.append(wq.pop(0))
-
-        def fwd_back(fs: int, bs: int) -> None:
-            """``F(fs)`` and then ``B(bs)``; with ``overlap`` one ``F&B`` op, listed backward
-            part first (:attr:`Schedule.overlaps`)."""
-            if not overlap:
-                fwd(fs)
-                back(bs, False)
-                return
-            joined.append(len(order))
-            back(bs, False)
-            fwd(fs)
-
-        for _ in range(2 * (P - p - 1)):
-            fwd(d)
-        for _ in range(p + 1):
-            fwd(d)
-            fwd(u)
-        for _ in range(P - p - 1):
-            back(u, True)
-            weight()
-            fwd(u)
-        for step in range(m - 2 * P + p + 1):
-            if step == 0 and p == P - 1:  # torch does not overlap the last GPU's first pair
-                fwd(d)
-                back(u, False)
-            else:
-                fwd_back(d, u)
-            fwd_back(u, d)
-        for _ in range(P - p - 1):
-            back(u, False)
-            fwd_back(u, d)
-        split = False
-        steps = p + 1
-        for i in range(steps):
-            if i == steps // 2 and p % 2 == 1:
-                split = True
-            back(u, split)
-            if i == steps // 2 and p % 2 == 0:
-                split = True
-            back(d, split)
-        for _ in range(P - p - 1):
-            weight()
-            back(d, split)
-        while wq:
-            weight()
-        orders.append(tuple(order))
+        stage = (p, 2 * P - 1 - p)  # phase 0: the down stage d, phase 1: the up stage u
+        tokens, joined = rank_order(P, m, p, overlap)
+        orders.append(tuple(Op(stage[ph], kind, j) for ph, kind, j in tokens))
         overlaps.append(tuple(joined))
     if overlap:
         return Schedule(inst, tuple(orders), "dualpipev-fb", overlaps=tuple(overlaps))

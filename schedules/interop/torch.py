@@ -46,6 +46,7 @@ from ..ops import OVERLAP_SEP, Op, split_action
 from ..comms import COMM_KINDS
 from ..schedule import Schedule, ScheduleError
 from schedules.errors import InputError
+from ..instance import require_one_direction
 
 COMPUTE = ("F", "B", "I", "W")
 """torch's computation types that are ops of the model (``R``, this project's recompute, is also
@@ -351,6 +352,7 @@ def for_torch_runtime(schedule: Schedule) -> tuple[Schedule, Optional[tuple[int,
     """The schedule renumbered so that torch's runtime executes it correctly
     (:func:`torch_microbatch_numbers`) and the renumbering (None when none was needed).
     Raises :class:`InteropError` when the schedule has ``R`` ops (:data:`NO_RECOMPUTE`)."""
+    require_one_direction(schedule.instance, "torch export")
     recomputed = [str(op) for _, op in schedule.ops() if op.kind == "R"]
     if recomputed:
         raise InteropError(f"{NO_RECOMPUTE} (this one recomputes {len(recomputed)} forwards, "
