@@ -24,7 +24,8 @@ from schedules.generators.list_scheduler import list_schedule
 from schedules.generators.vshape_controllable import v_half_memory, v_min_memory
 
 CLI_NAMES = ["gpipe", "1f1b", "interleaved", "looped-bfs", "hanayo", "zb-h1", "zb-h2",
-             "zb-2p", "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev", "dualpipev-fb"]
+             "zb-2p", "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev", "dualpipev-fb",
+             "dualpipe"]
 GRID_P = range(1, 9)
 GRID_M = range(1, 25)
 
@@ -38,7 +39,8 @@ def waves(gen: Generator) -> list[int]:
 
 def home(gen: Generator, P: int, m: int, v: int, split=(1, 1, 1)) -> Instance:
     f, bi, bw = split
-    return Instance(P=P, m=m, v=v, placement=gen.requires.placement or "looped", f=f,
+    two = {"directions": 2, "m": m + m % 2} if gen.requires.directions == 2 else {"m": m}
+    return Instance(P=P, v=v, placement=gen.requires.placement or "looped", f=f, **two,
                     **({"b_I": bi, "b_W": bw} if gen.requires.split else {"b": bi + bw}))
 
 
@@ -79,6 +81,9 @@ def test_valid_on_the_whole_grid(name):
         built += 1
     if name.startswith("dualpipev"):  # needs m >= 2P, as torch's ScheduleDualPipeV
         assert refused == sum(1 for P, m in itertools.product(GRID_P, GRID_M) if m < 2 * P)
+    elif name == "dualpipe":  # needs P even and m >= 2P (m rounded up to even by home())
+        assert refused == sum(1 for P, m in itertools.product(GRID_P, GRID_M)
+                              if P % 2 or m + m % 2 < 2 * P)
     else:
         assert refused == 0
     assert built > 0
@@ -92,7 +97,8 @@ def test_other_durations_valid(name):
             try:
                 sched = generate(name, home(gen, P, m, v, dur))
             except GeneratorError:
-                assert name.startswith("dualpipev") and m < 2 * P
+                assert (name.startswith("dualpipev") and m < 2 * P) or (
+                    name == "dualpipe" and (P % 2 or m + 1 < 2 * P))
                 continue
             assert simulate(sched).valid
 

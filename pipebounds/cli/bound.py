@@ -80,8 +80,12 @@ def bound_text(inst, cert, rep: dict, certify_seconds: float) -> list[str]:
     K = "inf" if inst.K is None else inst.K
     lines = [f"P={inst.P} m={inst.m} K={K} v={inst.v} f={exact_string(inst.f)} "
              + (f"b_I={exact_string(inst.b_I)} b_W={exact_string(inst.b_W)}" if inst.split
-                else f"b={exact_string(inst.b)}")]
-    if inst.overlapped:
+                else f"b={exact_string(inst.b)}")
+             + (" directions=2" if inst.directions == 2 else "")]
+    if inst.directions == 2:
+        lines.append("two directions (MODEL.md): theorem D1 only, the one-chain theorems do not "
+                     "apply (docs/theory.md A.12)")
+    elif inst.overlapped:
         from bounds.overlap import overlap_factor
 
         lines.append(f"F&B ops allowed: theorem OV1, every term below is rho' = "

@@ -62,8 +62,9 @@ def run(args) -> int:
 
     res = simulate(schedule)
     K = "inf" if inst.K is None else inst.K
-    print(f"{doc['source']}: P={inst.P} m={inst.m} v={inst.v} placement={inst.placement} K={K} "
-          f"{'valid' if res.valid else 'INVALID'}")
+    two = " directions=2" if inst.directions == 2 else ""
+    print(f"{doc['source']}: P={inst.P} m={inst.m} v={inst.v} placement={inst.placement}{two} "
+          f"K={K} {'valid' if res.valid else 'INVALID'}")
     if res.makespan is not None:
         recomputes = sum(1 for _, op in schedule.ops() if op.kind == "R")
         print(f"  makespan {exact_string(res.makespan)}  peak memory "

@@ -169,7 +169,8 @@ def run(args) -> int:
         for k, (s, r) in enumerate(zip(schedules, reports)):
             inst = s.instance
             head = f"document {k}: " if was_list else ""
-            print(f"{head}P={inst.P} m={inst.m} v={inst.v} K={inst.K if inst.K else 'inf'} "
+            two = " directions=2" if inst.directions == 2 else ""
+            print(f"{head}P={inst.P} m={inst.m} v={inst.v}{two} K={inst.K if inst.K else 'inf'} "
                   f"{'valid' if r['valid'] else 'INVALID'}")
             for e in r["errors"]:
                 print(f"  {e}")
