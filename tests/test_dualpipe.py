@@ -323,7 +323,8 @@ def test_cli_refusals_are_one_line_and_exit_2(capsys, args, words):
     assert code == 2 and out == "" and words in err and len(err.strip().splitlines()) == 1, err
 
 
-@pytest.mark.parametrize("args", [("remat", "{doc}", "-K", "1"),
+@pytest.mark.parametrize("args", [("remat", "{doc}", "-K", "1"), ("simulate", "{doc}", "--p2p",
+                                                                  "blocking"),
                                   ("export", "{doc}", "--format", "torch-csv", "-o", "{doc}.csv")])
 def test_cli_file_commands_refuse(tmp_path, capsys, args):
     path = tmp_path / "hand.json"

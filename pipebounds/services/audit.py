@@ -484,6 +484,40 @@ def _k1_claim(f_le_b: bool) -> Claim:
                 "the smallest counterexample has f > b; with f <= b see k1-exact-f-le-b"))
 
 
+def _bidirectional_grid(overlap: bool):
+    """DualPipe proper (``directions = 2``): even ``P`` 2..8, ``m`` in {2P, 3P}, the duration
+    triples in {1, 2}; without ``F&B`` ops, or (``overlap``) with ``d_FB`` in {(f+b)/2,
+    3(f+b)/4, f+b}."""
+    out = []
+    ds = (Fraction(1, 2), Fraction(3, 4), Fraction(1)) if overlap else (None,)
+    for P, (f, bi, bw) in product((2, 4, 6, 8), TWOS):
+        for m, d in product((2 * P, 3 * P), ds):
+            out.append(Instance(P=P, m=m, directions=2, f=f, b_I=bi, b_W=bw,
+                                d_FB=None if d is None else d * (f + bi + bw)))
+    return out
+
+
+BIDIRECTIONAL = "P in {2,4,6,8}, m in {2P, 3P}, f, b_I, b_W in {1,2}"
+
+
+def _bidirectional_claimed(inst: Instance) -> Fraction:
+    """DualPipe README: ``(PP/2 - 1)(F&B + B - 3W)``, ``PP = P`` ranks (one stage of each copy
+    per rank), ``F&B = d_FB`` (``f + b`` without overlapped ops), ``B = b``, ``W = b_W``."""
+    fb = inst.d_FB if inst.d_FB is not None else inst.f + inst.b
+    return (Fraction(inst.P, 2) - 1) * (fb + inst.b - 3 * inst.b_W)
+
+
+def bidirectional_bubbles(r: SimulationResult) -> tuple[Fraction, Fraction]:
+    """``(global bubble of the schedule, least global bubble any schedule may have by D1)``:
+    ``T - m(f+b)`` and ``LB - m(f+b)`` with ``LB`` the bound of :mod:`bounds.directions`
+    (docs/theory.md A.12); where they are equal the schedule is optimal."""
+    from bounds import lower_bound
+
+    inst = r.schedule.instance
+    work = inst.m * (Fraction(inst.f) + Fraction(inst.b))
+    return r.makespan - work, lower_bound(inst).value - work
+
+
 CLAIMS: tuple[Claim, ...] = (
     Claim("1f1b-bubble", "1F1B bubble fraction (P-1)/(m+P-1) on every GPU",
           "sail-sg/zero-bubble-pipeline-parallelism README; Megatron (Narayanan et al. 2021)",
@@ -657,6 +691,39 @@ CLAIMS: tuple[Claim, ...] = (
           lambda i: (i.P - 1) * (i.d_FB + i.b - 3 * i.b_W), compare=lambda a, c: a <= c,
           note="F&B ops (MODEL.md third round) of duration d_FB; torch's ScheduleDualPipeV "
                "order (dualpipev-fb)"),
+    Claim("dualpipe-bubble", "bidirectional DualPipe: per-rank bubble at most "
+          "(PP/2-1)(F&B+B-3W), PP = P ranks",
+          "deepseek-ai/DualPipe README; DeepSeek-V3 technical report", "span", "dualpipe",
+          BIDIRECTIONAL + ", no F&B ops (F&B = f+b)", lambda: _bidirectional_grid(False),
+          rank_bubble, _bidirectional_claimed, compare=lambda a, c: a <= c,
+          note="two copies, microbatches from both ends (MODEL.md, Directions); the claim is "
+               "read as an upper bound on the per-rank bubble, as for DualPipeV"),
+    Claim("dualpipe-fb-bubble", "bidirectional DualPipe with overlapped F&B chunks: per-rank "
+          "bubble at most (PP/2-1)(F&B+B-3W), PP = P ranks",
+          "deepseek-ai/DualPipe README; DeepSeek-V3 technical report", "span", "dualpipe",
+          BIDIRECTIONAL + ", d_FB in {1/2, 3/4, 1} (f+b)", lambda: _bidirectional_grid(True),
+          rank_bubble, _bidirectional_claimed, compare=lambda a, c: a <= c,
+          note="F&B ops of duration d_FB (MODEL.md third round): an F&B op waits for the inputs "
+               "of both its parts, so a short d_FB leaves the steps waiting, as for DualPipeV "
+               "(dualpipev-fb-bubble)"),
+    Claim("dualpipe-memory", "bidirectional DualPipe holds PP+1 activations per GPU "
+          "(PP = P ranks), parameters 2x",
+          "deepseek-ai/DualPipe README", "memory", "dualpipe",
+          BIDIRECTIONAL + ", d_FB in {none, 1/2, 3/4, 1} (f+b)",
+          lambda: _bidirectional_grid(False) + _bidirectional_grid(True),
+          lambda r: max(r.peak_memory), lambda i: i.P + 1,
+          note="peak live stage activations of both copies on the busiest GPU (without F&B ops "
+               "every GPU holds exactly P+1, tests/test_dualpipe.py); a GPU holds the "
+               "parameters of two stages, one per copy (MODEL.md, Directions)"),
+    Claim("dualpipe-global-bubble", "bidirectional DualPipe's bubble is (PP/2-1)(F&B+B-3W), read "
+          "as the global makespan minus one GPU's work",
+          "deepseek-ai/DualPipe README (the bubble column)", "makespan", "dualpipe",
+          BIDIRECTIONAL + ", no F&B ops (F&B = f+b)", lambda: _bidirectional_grid(False),
+          bidirectional_bubbles, _bidirectional_claimed, compare=lambda a, c: a[0] == c,
+          note="measured: (global bubble of the dualpipe schedule, the least global bubble any "
+               "bidirectional schedule may have, from theorem D1, docs/theory.md A.12); at "
+               "f = b_I = b_W the two are equal, (P/2-1) f: the dualpipe schedule is optimal "
+               "there and the formula, (P/2-1)(f+2b-3b_W), is twice its bubble"),
     Claim("remat-adjacent-optimal", "rematerialization with each recompute right before its "
           "backward is optimal (the remat paper's ILP places them there)",
           "the rematerialization paper (REFERENCES.md, paper 2), its ILP and code", "makespan",
@@ -846,7 +913,8 @@ def markdown(verdicts: list[Verdict]) -> str:
         if v.counterexample:
             d = v.counterexample
             dur = d["durations"]
-            ce = (f"P={d['P']} m={d['m']} v={d.get('v', 1)} "
+            two = " directions=2" if d.get("directions") == 2 else ""
+            ce = (f"P={d['P']} m={d['m']} v={d.get('v', 1)}{two} "
                   + " ".join(f"{k}={dur[k]}" for k in ("F", "B", "I", "W") if k in dur)
                   + f": claimed {show_value(d['claimed_exact'])}, "
                   f"measured {show_value(d['measured_exact'])}")
