@@ -331,3 +331,22 @@ def test_cli_file_commands_refuse(tmp_path, capsys, args):
     path.write_text(json.dumps(document_from_schedule(Schedule.from_strings(two(), HAND))))
     code, out, err = cli(capsys, *(a.format(doc=path) for a in args))
     assert code == 2 and "directions=2" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_first_steps_read_off_the_published_figure():
+    """deepseek-ai/DualPipe README, images/dualpipe.png (8 ranks, 10 microbatches each way;
+    the reverse direction's ids omitted there: here copy 1 = microbatches 10..19), read cell by
+    cell: device 0: forwards 0..6, then three reverse F, I, W triples, a reverse F, then the
+    overlapped 7 & reverse backward; device 5: three reverse forwards around 0, 1, 2, then
+    I0 W0 F3 and the overlapped reverse F & B1; device 7: seven reverse forwards, the triples
+    F I W of 0, 1, 2, then F3 and the overlapped reverse F & B3."""
+    sched = generate("dualpipe", two(P=8, m=20, b_I=1, b_W=1, d_FB=3))
+    acts = [sched.actions(r) for r in range(8)]
+    assert acts[0][:18] == ["0F0", "0F1", "0F2", "0F3", "0F4", "0F5", "0F6",
+                            "7F10", "7I10", "7W10", "7F11", "7I11", "7W11", "7F12", "7I12",
+                            "7W12", "7F13", "0F7&7B13"]
+    assert acts[5][:12] == ["2F10", "2F11", "2F12", "5F0", "2F13", "5F1", "2F14", "5F2",
+                            "5I0", "5W0", "5F3", "2F15&5B1"]
+    assert acts[7][:18] == ["0F10", "0F11", "0F12", "0F13", "0F14", "0F15", "0F16",
+                            "7F0", "7I0", "7W0", "7F1", "7I1", "7W1", "7F2", "7I2", "7W2",
+                            "7F3", "0F17&7B3"]

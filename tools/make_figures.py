@@ -26,6 +26,11 @@ FIGURES = [
     ("gantt_1f1b_K1.png", "1f1b", Instance(P=4, m=8, K=1)),
     ("gantt_zbv.png", "zbv", Instance(P=4, m=8, v=2, placement="vshape", b_I=1, b_W=1)),
     ("gantt_v_min.png", "v-min", Instance(P=4, m=8, v=2, placement="vshape", b_I=1, b_W=1)),
+    # the bidirectional DualPipe (MODEL.md, Directions): P = 4, and the README's P = 8, m = 20
+    # with its overlapped chunks as F&B ops (d_FB = f + b, the figure's cell widths)
+    ("gantt_dualpipe_P4.png", "dualpipe", Instance(P=4, m=10, directions=2, b_I=1, b_W=1)),
+    ("gantt_dualpipe_P8.png", "dualpipe", Instance(P=8, m=20, directions=2, b_I=1, b_W=1,
+                                                   d_FB=3)),
 ]
 
 
