@@ -51,7 +51,7 @@ def parts(inst: Instance) -> dict[str, Fraction]:
     d_fb = None if inst.d_FB is None else Fraction(inst.d_FB)
     d_fi = None if inst.d_FI is None else Fraction(inst.d_FI)
     phi = min(_given(f, d_fb, d_fi))
-    if inst.split:
+    if inst.b_I is not None and inst.b_W is not None:  # split
         b_i, b_w = Fraction(inst.b_I), Fraction(inst.b_W)
         beta = min(_given(b_i, d_fb, d_fi))
         last = min(_given(b, d_fb, min(_given(b_i, d_fi)) + b_w))
@@ -60,7 +60,7 @@ def parts(inst: Instance) -> dict[str, Fraction]:
     saves = [Fraction(0)]
     if d_fb is not None:
         saves.append(f + b - d_fb)
-    if d_fi is not None:
+    if d_fi is not None and inst.b_I is not None:  # d_FI needs split durations
         saves.append(f + Fraction(inst.b_I) - d_fi)
     return {"phi": phi, "beta": beta, "last": last, "sigma": max(saves),
             "a": Fraction((inst.P - 1) // 2)}

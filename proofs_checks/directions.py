@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from itertools import permutations, product
+from typing import Any, Optional
 
 from schedules import Instance, Op, Schedule, simulate
 
@@ -71,18 +72,22 @@ def _joins(inst: Instance, seq):
         yield tuple(out), tuple(chosen)
 
 
-def least_makespan(inst: Instance):
+def least_makespan(inst: Instance) -> Optional[tuple[Fraction, Schedule]]:
     """The least simulated makespan over every order and join (module docstring), and a
     schedule reaching it."""
     per_gpu = [[x for seq in _orders(inst, p) for x in _joins(inst, seq)] for p in range(inst.P)]
-    best = None
+    best: Optional[tuple[Fraction, Schedule]] = None
     for combo in product(*per_gpu):
         sched = Schedule(inst, tuple(o for o, _ in combo), "exhaustive",
                          overlaps=tuple(s for _, s in combo) if inst.overlapped else None)
         res = simulate(sched)
-        if res.valid and (best is None or res.makespan < best[0]):
+        if res.valid and res.makespan is not None and (best is None or res.makespan < best[0]):
             best = (res.makespan, sched)
     return best
+
+
+def _instance(**kw: Any) -> Instance:
+    return Instance(directions=2, **kw)
 
 
 def instances(mode: str = "full") -> list[Instance]:
@@ -98,16 +103,16 @@ def instances(mode: str = "full") -> list[Instance]:
                 for d in (None, f + b, Fraction(f + b, 2)):
                     if d is not None and (P == 4 or m == 4):
                         continue
-                    out.append(Instance(P=P, m=m, directions=2, f=f, b=b, c=c, d_FB=d))
+                    out.append(_instance(P=P, m=m, f=f, b=b, c=c, d_FB=d))
             if m == 4 or P == 4:
                 continue
             for f, bi, bw in split:
                 if mode == "quick" and P == 3 and ((f, bi, bw) != (1, 1, 1) or c):
                     continue
-                out.append(Instance(P=P, m=m, directions=2, f=f, b_I=bi, b_W=bw, c=c))
+                out.append(_instance(P=P, m=m, f=f, b_I=bi, b_W=bw, c=c))
                 if mode == "full" or P < 3:
-                    out.append(Instance(P=P, m=m, directions=2, f=f, b_I=bi, b_W=bw, c=c,
-                                        d_FI=Fraction(f + bi, 2)))
+                    out.append(_instance(P=P, m=m, f=f, b_I=bi, b_W=bw, c=c,
+                                         d_FI=Fraction(f + bi, 2)))
     return out
 
 
@@ -120,7 +125,7 @@ def compare(bound, insts=None) -> CheckResult:
         found = least_makespan(inst)
         if found is None:
             continue
-        opt = found[0]
+        opt: Fraction = found[0]
         n += 1
         lb = bound(inst)
         if lb.value > opt or lb.exact:
