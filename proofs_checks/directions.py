@@ -93,24 +93,28 @@ def _instance(**kw: Any) -> Instance:
 def instances(mode: str = "full") -> list[Instance]:
     """The declared range of ``mode`` (see the check's ``range``): ``quick`` leaves out the
     split instances at ``P = 3`` but ``f = b_I = b_W = 1, c = 0`` (the others take 2 to 10 s
-    each)."""
+    each) and takes ``c = 1`` only without overlapped durations at ``P <= 3``. ``P = 1`` has
+    ``c = 0`` only: no precedence crosses GPUs there."""
+    quick = mode == "quick"
     out = []
     fused = ((1, 1), (1, 2), (2, 1), (1, 3))
     split = ((1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 2))
     for P, m in ((1, 2), (1, 4), (2, 2), (3, 2), (4, 2)):
-        for c in (0, 1):
+        for c in ((0,) if P == 1 else (0, 1)):
             for f, b in fused:
                 for d in (None, f + b, Fraction(f + b, 2)):
                     if d is not None and (P == 4 or m == 4):
+                        continue
+                    if quick and c and (d is not None or P == 4):
                         continue
                     out.append(_instance(P=P, m=m, f=f, b=b, c=c, d_FB=d))
             if m == 4 or P == 4:
                 continue
             for f, bi, bw in split:
-                if mode == "quick" and P == 3 and ((f, bi, bw) != (1, 1, 1) or c):
+                if quick and P == 3 and ((f, bi, bw) != (1, 1, 1) or c):
                     continue
                 out.append(_instance(P=P, m=m, f=f, b_I=bi, b_W=bw, c=c))
-                if mode == "full" or P < 3:
+                if not quick or (P < 3 and not c):
                     out.append(_instance(P=P, m=m, f=f, b_I=bi, b_W=bw, c=c,
                                          d_FI=Fraction(f + bi, 2)))
     return out
@@ -139,13 +143,14 @@ def compare(bound, insts=None) -> CheckResult:
 FULL_RANGE = ("directions = 2, P <= 4, m = 2 (m = 4 at P = 1), K unconstrained (covers every "
               "K), fused (f, b) in {(1,1), (1,2), (2,1), (1,3)} with d_FB in {none, f+b, (f+b)/2} "
               "(P <= 3, m = 2); split (f, b_I, b_W) in {(1,1,1), (1,2,1), (2,1,1), (1,1,2)} with "
-              "d_FI in {none, (f+b_I)/2} (P <= 3); c in {0, 1}")
+              "d_FI in {none, (f+b_I)/2} (P <= 3); c in {0, 1} (0 at P = 1: no crossing)")
 
 
 @check("D1: two directions, the middle GPU's head and tail idle plus its work",
        kind="exhaustive", theorems=("D1",),
-       range={"full": FULL_RANGE, "quick": FULL_RANGE + "; at P = 3 split only f = b_I = b_W "
-                                                       "= 1, c = 0, no d_FI"})
+       range={"full": FULL_RANGE, "quick": FULL_RANGE + "; quick: at P = 3 split only "
+                                                       "f = b_I = b_W = 1, c = 0, no d_FI; c = 1 "
+                                                       "only without overlapped durations, P <= 3"})
 def directions_bound_valid(ctx: Context) -> CheckResult:
     """``lower_bound(inst) <= `` the least makespan of any bidirectional schedule."""
     from bounds import lower_bound
