@@ -350,3 +350,17 @@ def test_the_first_steps_read_off_the_published_figure():
     assert acts[7][:18] == ["0F10", "0F11", "0F12", "0F13", "0F14", "0F15", "0F16",
                             "7F0", "7I0", "7W0", "7F1", "7I1", "7W1", "7F2", "7I2", "7W2",
                             "7F3", "0F17&7B3"]
+
+
+def test_parameter_bytes_count_both_copies():
+    """The bytes model's static memory from a profile: a bidirectional GPU holds the parameters
+    of two stages (DualPipe README: parameters 2x). (pipebounds.torch imports torch, which
+    the test extras install; as in the project's other torch tests it is needed here.)"""
+    pytest.importorskip("torch")
+    from pipebounds.torch.profile import memory_object
+
+    profile = {"param_bytes": [10, 20, 30, 40], "activation": [1] * 4,
+               "kept_after_input": [1] * 4}
+    one = memory_object(Instance(P=4, m=8), profile)["static"]
+    both = memory_object(two(P=4, m=8), profile)["static"]
+    assert one == [10, 20, 30, 40] and both == [10 + 40, 20 + 30, 30 + 20, 40 + 10]

@@ -125,8 +125,11 @@ def instance_with_profile(inst: Instance, profile: dict) -> Instance:
 
 
 def memory_object(inst: Instance, profile: dict, budget=None) -> dict:
-    """The ``memory`` object (CLI.md) of the profile on ``inst``'s placement."""
-    static = [sum(profile["param_bytes"][s] for s in inst.stages_of(p)) for p in range(inst.P)]
+    """The ``memory`` object (CLI.md) of the profile on ``inst``'s placement: ``static[p]`` is the
+    parameter bytes of every stage GPU ``p`` holds (with ``directions = 2`` one stage of each
+    copy, so twice: MODEL.md, *Directions*)."""
+    static = [sum(profile["param_bytes"][s] for _, s in inst.held_stages(p))
+              for p in range(inst.P)]
     return {"activation": [int(a) for a in profile["activation"]],
             "kept_after_input": [int(g) for g in profile["kept_after_input"]],
             "static": static, "budget": budget}
