@@ -364,3 +364,11 @@ def test_parameter_bytes_count_both_copies():
     one = memory_object(Instance(P=4, m=8), profile)["static"]
     both = memory_object(two(P=4, m=8), profile)["static"]
     assert one == [10, 20, 30, 40] and both == [10 + 40, 20 + 30, 30 + 20, 40 + 10]
+
+
+def test_torch_execution_refuses(tmp_path, capsys):
+    pytest.importorskip("torch")
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps(document_from_schedule(Schedule.from_strings(two(), HAND))))
+    code, out, err = cli(capsys, "execute", str(path), "--world-size", "2")
+    assert code == 2 and "directions=2" in err and len(err.strip().splitlines()) == 1, err

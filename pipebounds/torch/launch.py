@@ -32,6 +32,7 @@ from schedules.simulate import simulate
 
 from .models import ModelSpec, build_stages, loss_fn, microbatches, sequential_reference
 from .run import run_schedule
+from schedules.instance import require_one_direction
 
 
 def _free_port() -> int:
@@ -130,7 +131,9 @@ def execute_documents(docs: Sequence[dict], world_size: int, spec: Optional[Mode
     docs = [dict(d["schedule"]) if "orders" not in d and isinstance(d.get("schedule"), dict)
             else dict(d) for d in docs]
     for doc in docs:
-        P = schedule_from_document(doc).instance.P
+        inst = schedule_from_document(doc).instance
+        require_one_direction(inst, "torch execution (execute)")
+        P = inst.P
         if P != world_size:
             raise ValueError(f"a document has P={P} GPUs but --world-size is {world_size}")
     got, failure = run_on_ranks(partial(_run_document, spec=spec), docs, world_size, timeout)
