@@ -212,7 +212,7 @@ def natural_comms(schedule) -> tuple[tuple[str, ...], ...]:
     *deferred* position), the send of each output to another GPU right after the op that
     makes it. An ``F&B`` op is its forward then its backward (both receives before, both sends
     after)."""
-    require_one_direction(schedule.instance, "a communication order (comms)")
+    require_one_direction(schedule, "a communication order (comms)")
     inst = schedule.instance
     S = inst.S
     out = []
@@ -332,7 +332,7 @@ def check_p2p(schedule, semantics: str = "blocking") -> P2PCheck:
     both; the first that runs is returned (each keeps the op orders, so timing and memory are
     unchanged). ``ValueError`` for an unknown semantics or an unreadable order.
     """
-    require_one_direction(schedule.instance, "simulate --p2p (point-to-point semantics)")
+    require_one_direction(schedule, "simulate --p2p (point-to-point semantics)")
     if semantics not in P2P_MODES:
         raise ValueError(f"p2p semantics must be one of {', '.join(P2P_MODES)}, got "
                          f"{semantics!r}")

@@ -53,9 +53,11 @@ class DirectionsError(InstanceError):
 
 
 def require_one_direction(inst, feature: str) -> None:
-    """Raise :class:`DirectionsError` naming ``feature`` when ``inst`` has ``directions = 2``:
-    what every feature that assumes one chain per microbatch on one placement calls first, so
-    that it refuses rather than answer for the wrong GPUs."""
+    """Raise :class:`DirectionsError` naming ``feature`` when ``inst`` (an instance, or a schedule
+    of one) has ``directions = 2``: what every feature that assumes one chain per microbatch on
+    one placement calls first, so that it refuses rather than answer for the wrong GPUs. Any
+    other argument passes (the caller's own type check names it)."""
+    inst = getattr(inst, "instance", inst)
     if getattr(inst, "directions", 1) != 1:
         raise DirectionsError(f"{feature} does not support directions=2 (the bidirectional "
                               f"model, MODEL.md) yet")

@@ -216,7 +216,7 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
     ``deadline`` (:class:`schedules.deadline.Deadline`): the polish stops when it expires (the
     schedule is valid at every step, so it is returned as far as it got).
     """
-    require_one_direction(schedule.instance, "fit_memory (rematerialization to K)")
+    require_one_direction(schedule, "fit_memory (rematerialization to K)")
     require(schedule, Schedule, "schedule", "fit_memory")
     if isinstance(K, bool) or not isinstance(K, int) or K < 1:
         raise RematError(f"fit_memory: K must be a whole number >= 1, got {K!r:.60}")

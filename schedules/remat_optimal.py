@@ -299,7 +299,7 @@ def memory_floor(schedule: Schedule, backward: bool = False) -> MemoryFloor:
     is at ``i``). The floor is the largest count, at least 1; ``optimal_remat(K)`` is
     infeasible exactly when ``K`` is below it (no transients in the count model).
     """
-    require_one_direction(schedule.instance, "memory_floor (remat)")
+    require_one_direction(schedule, "memory_floor (remat)")
     base, pairs, _ = _base(schedule)
     best = None
     for p, seq in enumerate(base.orders):
@@ -579,7 +579,7 @@ def min_span(schedule: Schedule) -> Fraction:
     ASAP) of the largest per-GPU span ``end(last op) - start(first op)``: binary search on the
     span with a Bellman-Ford feasibility test of the difference constraints, in units of
     ``1/(unit * lcm(1..P))`` where the optimum is an integer (module docstring)."""
-    require_one_direction(schedule.instance, "min_span (remat)")
+    require_one_direction(schedule, "min_span (remat)")
     inst = schedule.instance
     scale = inst.unit * lcm(*range(1, inst.P + 1))
     dur = _recompute_durations(inst, scale)
@@ -858,7 +858,7 @@ def optimal_remat(schedule: Schedule, K: Optional[int] = None, budget_bytes=None
     :data:`MODEL_GRACE`; 0 when the limit is a hard promise, as in ``pipebounds remat``); past
     them the answer is ``unknown``.
     """
-    require_one_direction(schedule.instance, "optimal_remat (remat)")
+    require_one_direction(schedule, "optimal_remat (remat)")
     t0 = time.monotonic()
     if objective not in OBJECTIVES:
         raise RematError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")

@@ -163,7 +163,7 @@ def remat_policy(schedule: Schedule, policy: str, K: Optional[int] = None, budge
     """The recomputation of ``schedule``'s fixed order chosen by ``policy`` (:data:`POLICIES`)
     for the limit ``K`` (default the instance's) or ``budget_bytes``; see the module
     docstring. ``backward``, ``time_limit`` and ``positions`` are for ``optimal`` only."""
-    require_one_direction(schedule.instance, "remat policies")
+    require_one_direction(schedule, "remat policies")
     if policy not in POLICIES:
         raise RematError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if policy == "optimal":

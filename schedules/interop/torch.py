@@ -352,7 +352,7 @@ def for_torch_runtime(schedule: Schedule) -> tuple[Schedule, Optional[tuple[int,
     """The schedule renumbered so that torch's runtime executes it correctly
     (:func:`torch_microbatch_numbers`) and the renumbering (None when none was needed).
     Raises :class:`InteropError` when the schedule has ``R`` ops (:data:`NO_RECOMPUTE`)."""
-    require_one_direction(schedule.instance, "torch export")
+    require_one_direction(schedule, "torch export")
     recomputed = [str(op) for _, op in schedule.ops() if op.kind == "R"]
     if recomputed:
         raise InteropError(f"{NO_RECOMPUTE} (this one recomputes {len(recomputed)} forwards, "
