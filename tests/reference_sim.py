@@ -26,6 +26,9 @@ deliberately naive computation:
   none; every precedence of either part is an arc of that node (an arc inside it is a cycle);
   the forward part's store and the backward part's release both happen at the node's end.
 
+* two directions (MODEL.md, *Directions*): nothing to do: every arc above is by stage index,
+  whatever the copy, and an op's GPU is the order it is listed in (``c`` between two GPUs).
+
 It assumes the orders are structurally valid (every op once, right GPU, ...); the structural
 rules are the validator's business and are tested separately.
 
