@@ -6,7 +6,8 @@ is a chain of ``P`` stages. Uniform durations, ``c >= 0``, any ``K``, optional `
 Write
 
 * ``φ = min(f, d_FB, d_FI)``: the least time a forward takes in a chain (alone, or as the
-  forward part of an ``F&B`` op; only the given overlapped durations count);
+  forward part of an ``F&B`` op; only the given overlapped durations count, each by its least
+  value when given per stage);
 * ``β = min(b, d_FB)`` (fused) or ``min(b_I, d_FB, d_FI)`` (split): the least time of an
   input-gradient op (``B`` or ``I``) in a chain; ``λ`` the least time of the last backward of a
   chain, ``min(b, d_FB)`` fused, ``min(b, d_FB, min(b_I, d_FI) + b_W)`` split;
@@ -30,12 +31,20 @@ other GPUs. No exactness is claimed.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Optional
 
 from schedules.instance import DirectionsError, Instance
 
 from .theorems import SINGLE, theorem
 
 DOC = SINGLE + "A.12 Two directions (D1)"
+
+
+def _least(d) -> Optional[Fraction]:
+    """The least value of an overlapped duration (a number, or one per stage), None if absent."""
+    if d is None:
+        return None
+    return min(Fraction(x) for x in d) if isinstance(d, tuple) else Fraction(d)
 
 
 def _given(*values) -> list[Fraction]:
@@ -48,8 +57,9 @@ def parts(inst: Instance) -> dict[str, Fraction]:
         raise DirectionsError("lower_bound with per-stage durations does not support "
                               "directions=2 yet (theorem D1 assumes uniform durations)")
     f, b = Fraction(inst.f), Fraction(inst.b)
-    d_fb = None if inst.d_FB is None else Fraction(inst.d_FB)
-    d_fi = None if inst.d_FI is None else Fraction(inst.d_FI)
+    # an overlapped duration may be given per stage (by the forward part's stage): the least
+    # one bounds every op's time from below, and gives the largest saving
+    d_fb, d_fi = _least(inst.d_FB), _least(inst.d_FI)
     phi = min(_given(f, d_fb, d_fi))
     if inst.b_I is not None and inst.b_W is not None:  # split
         b_i, b_w = Fraction(inst.b_I), Fraction(inst.b_W)

@@ -372,3 +372,13 @@ def test_torch_execution_refuses(tmp_path, capsys):
     path.write_text(json.dumps(document_from_schedule(Schedule.from_strings(two(), HAND))))
     code, out, err = cli(capsys, "execute", str(path), "--world-size", "2")
     assert code == 2 and "directions=2" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_D1_takes_per_stage_overlapped_durations():
+    """d_FB given per stage (by the forward part's stage): the least one counts, so the bound
+    is the one of the uniform instance with that value, and the family stays above it."""
+    inst = two(P=4, m=8, b_I=1, b_W=1, d_FB=[2, 3, 3, 2])
+    low = two(P=4, m=8, b_I=1, b_W=1, d_FB=2)
+    assert lower_bound(inst).value == lower_bound(low).value
+    res = simulate(generate("dualpipe", inst))
+    assert res.valid and lower_bound(inst).value <= res.makespan
