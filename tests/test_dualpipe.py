@@ -382,3 +382,14 @@ def test_D1_takes_per_stage_overlapped_durations():
     assert lower_bound(inst).value == lower_bound(low).value
     res = simulate(generate("dualpipe", inst))
     assert res.valid and lower_bound(inst).value <= res.makespan
+
+
+def test_constructions_give_nothing_for_two_directions():
+    """The exact constructions are proven for one direction only: none for directions = 2
+    (before this guard the K = 1 construction returned a one-direction schedule)."""
+    from pipebounds.constructions import optimal_schedule
+    from pipebounds.constructions.single_wave import single_slot_schedule
+
+    for kw in (dict(K=1), dict(K=1, b_I=1, b_W=1), dict(K=None)):
+        assert optimal_schedule(two(P=2, m=2, **kw)) is None
+    assert single_slot_schedule(two(P=2, m=2, K=1)) is None

@@ -19,9 +19,11 @@ def optimal_schedule(inst: Instance, deadline: Deadline = NO_DEADLINE) -> Option
     """A schedule proven optimal for ``inst``, or None when ``inst`` is not an exact case (or
     when the ``K = 1`` search reaches ``deadline`` first: no claim).
 
-    The constructions assume uniform durations: per-stage costs (MODEL.md, Extensions) get None.
+    The constructions assume uniform durations: per-stage costs (MODEL.md, Extensions) get None,
+    and one direction: ``directions = 2`` (MODEL.md, Directions) gets None too (no construction
+    is proven for it).
     """
-    if not inst.uniform:
+    if not inst.uniform or inst.directions != 1:
         return None
     name = "single_wave" if inst.v == 1 else "multi_wave"
     try:

@@ -36,6 +36,8 @@ def single_slot_schedule(inst: Instance, budget: Optional[int] = None,
     ``deadline`` (:class:`schedules.deadline.Deadline`): the search and the hill climb stop
     there (None: no claim).
     """
+    if inst.directions != 1:  # the constructions are for one direction (MODEL.md, Directions)
+        return None
     from bounds.single_wave import single_group_exact, single_slot_value
 
     if inst.v != 1 or inst.split or inst.K != 1:
