@@ -213,8 +213,9 @@ def _predecessors(c: Compiled) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lag = np.zeros(nk * size, dtype=np.int64)
     if inst.c:
         stage_of = np.tile(np.repeat(np.arange(S), m), nk)
-        micro_of = np.tile(np.arange(m), nk * S)
-        home = expected_gpus(inst, stage_of, micro_of)  # a pair's predecessor: same microbatch
+        # the GPU of each op id (two directions: by its microbatch's copy, MODEL.md)
+        micro_of = np.tile(np.arange(m), nk * S) if inst.directions != 1 else stage_of
+        home = expected_gpus(inst, stage_of, micro_of)
         cross = (pred1 >= 0) & (home != home[np.maximum(pred1, 0)])
         lag[cross] = int(inst.c * inst.unit)
     return pred1, pred2.ravel(), lag
