@@ -419,12 +419,6 @@ class Instance:
             return tuple((0, s) for s in self.stages_of(p))
         return ((0, p), (1, self.P - 1 - p))
 
-    def stage_to_rank_of(self, copy: int) -> tuple[int, ...]:
-        """The GPU of every stage in copy ``copy`` (0: ``stage_to_rank``; 1: ``P-1-s``)."""
-        if copy == 0:
-            return self.stage_to_rank
-        return tuple(self.P - 1 - s for s in range(self.S))
-
     @property
     def uniform(self) -> bool:
         """True when every stage has the same durations (``f, b, b_I, b_W`` are numbers); False

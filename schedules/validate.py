@@ -4,7 +4,8 @@ A schedule is valid iff it breaks none of these rules (``Violation.rule``):
 
 ============== =====================================================================
 ``range``      an op's stage is ``>= S`` or its microbatch ``>= m``
-``placement``  an op is listed on a GPU that does not hold its stage
+``placement``  an op is listed on a GPU that does not hold its stage (with ``directions = 2``:
+               its stage in its microbatch's copy, MODEL.md *Directions*)
 ``duplicate``  an op is listed twice (``R`` twice included)
 ``missing``    a forward, or the backward of some ``(j, s)``, is in no order
 ``durations``  an ``I``/``W`` op in an instance without split durations ``b_I, b_W``

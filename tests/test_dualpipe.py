@@ -393,3 +393,13 @@ def test_constructions_give_nothing_for_two_directions():
     for kw in (dict(K=1), dict(K=1, b_I=1, b_W=1), dict(K=None)):
         assert optimal_schedule(two(P=2, m=2, **kw)) is None
     assert single_slot_schedule(two(P=2, m=2, K=1)) is None
+
+
+def test_a_deadlock_names_the_gpus_of_the_copies():
+    """Each GPU waits for the other's backward: GPU 0 for 1B0 (copy 0, GPU 1), GPU 1 for 1B1
+    (copy 1: stage 1 is on GPU 0)."""
+    orders = {0: ["0F0", "0B0", "1F1", "1B1"], 1: ["0F1", "0B1", "1F0", "1B0"]}
+    res = simulate(Schedule.from_strings(two(), orders))
+    (dead,) = [v.message for v in res.violations if v.rule == "deadlock"]
+    assert "waiting for 1B0 (GPU 1)" in dead and "waiting for 1B1 (GPU 0)" in dead
+    assert reference_simulate(Schedule.from_strings(two(), orders)).deadlock
