@@ -403,3 +403,15 @@ def test_a_deadlock_names_the_gpus_of_the_copies():
     (dead,) = [v.message for v in res.violations if v.rule == "deadlock"]
     assert "waiting for 1B0 (GPU 1)" in dead and "waiting for 1B1 (GPU 0)" in dead
     assert reference_simulate(Schedule.from_strings(two(), orders)).deadlock
+
+
+def test_bound_batch_reads_directions(tmp_path, capsys):
+    """A --batch line with "directions": 2 takes the per-instance path (the array twin has no
+    directions) and gives D1, next to a one-direction line that keeps its own theorems."""
+    path = tmp_path / "batch.jsonl"
+    path.write_text('{"P": 4, "m": 8, "directions": 2}\n{"P": 4, "m": 8}\n')
+    code, out, err = cli(capsys, "bound", "--batch", str(path), "--json")
+    rows = json.loads(out)
+    assert code == 0 and err == ""
+    assert rows[0]["lower_bound"] == 27 and {t["id"] for t in rows[0]["terms"]} == {"D1"}
+    assert rows[1]["lower_bound"] == 33 and "D1" not in {t["id"] for t in rows[1]["terms"]}
