@@ -243,8 +243,10 @@ def test_refusals_name_the_reason():
                         (Instance(P=4, m=8), "needs directions=2")):
         with pytest.raises(GeneratorError, match=words):
             generate("dualpipe", inst)
-    with pytest.raises(GeneratorError, match="fitting to K"):
+    with pytest.raises(GeneratorError, match="fitting to K=3 .* holds 5 activations"):
         generate("dualpipe", two(P=4, m=8, K=3))
+    fits = generate("dualpipe", two(P=4, m=8, K=5))  # a K that does not bind needs no fitting
+    assert fits.instance.K == 5 and simulate(fits).valid
     for name in GENERATORS:
         if name != "dualpipe":
             with pytest.raises(GeneratorError, match="does not support directions=2"):

@@ -154,9 +154,15 @@ def generate(name: str, inst: Instance, progress=None, deadline=None) -> Schedul
     natural = gen.function(inst.with_(K=None))
     if inst.K is None:
         return natural
-    if inst.directions != 1:
-        raise GeneratorError(f"{name}: fitting to K (rematerialization) does not support "
-                             f"directions=2 yet; generate it without K")
+    if inst.directions != 1:  # no rematerialization for two directions yet: only a K that fits
+        from ..simulate import simulate
+
+        peak = max(simulate(natural).peak_memory or [0])
+        if peak <= inst.K:
+            return natural.with_instance(inst)
+        raise GeneratorError(f"{name}: fitting to K={inst.K} (rematerialization) does not "
+                             f"support directions=2 yet; its schedule holds {peak} activations, "
+                             f"generate it with K >= {peak} or without K")
     if natural.overlaps is not None:
         raise GeneratorError(f"{name}: fitting to K does not keep its F&B ops (MODEL.md third "
                              f"round); generate it without K, or fit the family without F&B ops")
