@@ -30,6 +30,8 @@ def family_exports():
     placement, split durations where it needs them), renumbered as ``export`` writes it."""
     out = []
     for name, gen in GENERATORS.items():
+        if gen.requires.directions != 1:  # the torch export refuses two directions (dualpipe)
+            continue
         for P, m in SIZES:
             kw = dict(b_I=1, b_W=1) if gen.requires.split else {}
             inst = Instance(P=P, m=m, v=gen.requires.v_min,
@@ -102,7 +104,8 @@ def test_which_family_exports_hang_with_defer_pp_recv():
             hangs.setdefault(name, []).append(sched.instance.P)
             if chk.correction:
                 fixed.add(name)
-    assert set(GENERATORS) - set(hangs) == {"gpipe", "looped-bfs"}
+    exported = {n for n, g in GENERATORS.items() if g.requires.directions == 1}
+    assert exported - set(hangs) == {"gpipe", "looped-bfs"}
     assert hangs["v-half"] == hangs["v-min"] == [3, 4]
     assert all(ps == [2, 3, 4] for n, ps in hangs.items() if n not in ("v-half", "v-min"))
     assert fixed == {"1f1b"}
