@@ -38,7 +38,8 @@ from schedules.simulate import simulate
 from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
 from .result import SynthesisResult
-from .start import Candidate, check, family_candidates, list_candidates
+from .start import (POLISH_TOP, Candidate, check, family_candidates, list_candidates,
+                    polish_candidates)
 from schedules.instance import require_one_direction
 
 OBJECTIVES = ("makespan", "span")
@@ -177,7 +178,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
 
     # 1. starting schedules ------------------------------------------------------------------
     byte_caps = _byte_caps(work) if in_bytes else None
-    cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop)
+    cands = list_candidates(work, K_eff, t0 + 0.2 * time_limit, byte_caps, channel.stop)
     methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
     for src, sched in start:
         ms = check(work, sched)
@@ -202,6 +203,14 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
             offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
                                                                        objective))
         cands += fam
+    if K_eff is not None and not in_bytes and not done():
+        pol = polish_candidates(work, K_eff, cands, t0 + 0.45 * time_limit, stop=channel.stop)
+        methods.append(f"fit_memory's polish on the {POLISH_TOP} best fitted starts: "
+                       f"{len(pol)} shorter")
+        for c in sorted(pol, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
+            offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
+                                                                       objective))
+        cands += pol
     if state["best"] is None:
         raise SynthesisError("no starting schedule fits the memory limit (every list rule and "
                              "family failed)")
