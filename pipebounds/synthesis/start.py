@@ -17,8 +17,9 @@ limit (``K`` or the byte budget) and kept only when valid.
 
 from __future__ import annotations
 
+import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Callable, Optional
 
@@ -263,3 +264,96 @@ def polish_candidates(inst: Instance, K: int, cands: list[Candidate], deadline: 
         if ms is not None and ms < c.makespan:
             out.append(Candidate(c.source + "+polish", sched, ms))
     return out
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A searched priority rule for the list scheduler: the key of op ``o`` of microbatch ``j``
+    is ``a_o + beta j + gamma c / S`` (smallest first; ties by microbatch), where ``c`` is the
+    op's position on its microbatch's chain (``s`` for ``F(j,s)``, ``2S - 1 - s`` for its
+    backward and ``W``) and ``a_o`` a per-kind offset (``a_B = a_I = 0``). ``beta`` spaces the
+    microbatches (how many are in flight), ``gamma`` favours ops near the loss or near the
+    input, ``a_F`` and ``a_W`` place forwards and deferred ``W`` against the backwards. The four
+    fixed rules of :data:`RULES` are corners of this family."""
+
+    a_F: float
+    a_W: float
+    beta: float
+    gamma: float
+    S: int
+
+    def __call__(self, op: Op, gpu: int) -> tuple:
+        c = op.stage if op.kind == "F" else 2 * self.S - 1 - op.stage
+        a = self.a_F if op.kind == "F" else self.a_W if op.kind == "W" else 0.0
+        return (a + self.beta * op.microbatch + self.gamma * c / self.S, op.microbatch)
+
+    def describe(self) -> str:
+        return (f"rule(F{self.a_F:+.2f},W{self.a_W:+.2f},j*{self.beta:.2f},"
+                f"c*{self.gamma:+.2f})")
+
+    @classmethod
+    def random(cls, rng: random.Random, S: int) -> "Rule":
+        return cls(rng.uniform(-3, 3), rng.uniform(0, 6), rng.uniform(0.3, 3),
+                   rng.uniform(-4, 4), S)
+
+    def near(self, rng: random.Random, scale: float) -> "Rule":
+        """A perturbation of this rule (Gaussian steps of ``scale`` times each range)."""
+        g = rng.gauss
+        return replace(self, a_F=self.a_F + g(0, 1.5 * scale), a_W=self.a_W + g(0, 1.5 * scale),
+                       beta=max(0.05, self.beta + g(0, 0.7 * scale)),
+                       gamma=self.gamma + g(0, 2 * scale))
+
+
+def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed: int = 0,
+                        stop=lambda: False) -> list[Candidate]:
+    """The list scheduler under searched priority rules (:class:`Rule`) and caps (``K`` up to
+    ``K + CAP_STEPS v`` or none, fitted by :func:`~schedules.remat.fit_memory`), many restarts
+    until ``deadline``: a third drawn at random, the rest perturbations of the best so far
+    (hill climbing over the rule's parameters, the cap and ``hold_forward``). Returns the best
+    few distinct candidates found (each valid under the limit)."""
+    from schedules.remat import RematError, fit_memory
+    from schedules.generators.common import GeneratorError
+    from schedules.generators.list_scheduler import list_schedule
+
+    rng = random.Random(seed)
+    v, S = inst.v, inst.S
+    free = inst.with_(K=None, memory=None)
+    lo = v if K is None else max(K, v)
+    steps = 0 if K is None else CAP_STEPS + 1  # step CAP_STEPS + 1: no cap
+    best: Optional[tuple] = None  # (makespan, rule, step, hold)
+    found: list[Candidate] = []
+    n = 0
+    while time.monotonic() < deadline and not stop():
+        n += 1
+        if best is None or rng.random() < 0.35:
+            rule, step, hold = Rule.random(rng, S), rng.randrange(steps + 1), rng.random() < 0.5
+        else:
+            _, rule, step, hold = best
+            rule = rule.near(rng, rng.choice((0.1, 0.3, 1.0)))
+            if rng.random() < 0.3:
+                step = min(steps, max(0, step + rng.choice((-1, 1))))
+            if rng.random() < 0.2:
+                hold = not hold
+        cap = None if K is None or step > CAP_STEPS else lo + step * v
+        try:
+            sched = list_schedule(free, cap=None if cap is None else [cap] * inst.P,
+                                  split=inst.split, key=rule, hold_forward=hold,
+                                  source=f"list[{rule.describe()}{',hold' if hold else ''},"
+                                         f"cap={cap}]")
+        except GeneratorError:
+            continue
+        base = None
+        if K is not None and (cap is None or cap > K):
+            base = sched
+            try:
+                sched = fit_memory(sched, K, polish=False)
+            except RematError:
+                continue
+        ms = check(inst, sched)
+        if ms is None:
+            continue
+        if best is None or ms <= best[0]:
+            if best is None or ms < best[0]:
+                found.append(Candidate(sched.source, sched, ms, base))
+            best = (ms, rule, step, hold)
+    return sorted(found, key=lambda c: c.makespan)[:POLISH_TOP]
