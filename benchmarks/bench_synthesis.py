@@ -62,13 +62,14 @@ def hidden_like_set(seed: int = 21) -> list[Instance]:
     return out
 
 
-def _row(inst, res, best_ms, best_lb, best_secs):
+def _row(inst, res, best_ms, best_lb, best_secs, cpu=None):
     sim = simulate(res.schedule)
     assert sim.valid and sim.makespan == res.makespan
     return {"instance": inst.to_dict(), "makespan": str(res.makespan),
             "lower_bound": str(res.lower_bound), "binding": list(res.binding),
             "gap": float(res.gap), "status": res.status, "source": res.source,
             "seconds": round(res.seconds, 2),
+            "cpu_seconds": None if cpu is None else round(cpu, 2),
             "history": [[t, str(v)] for t, v in res.history],
             "best_makespan": None if best_ms is None else str(best_ms),
             "best_gap": None if best_ms is None or not best_lb else float(best_ms / best_lb),
@@ -91,17 +92,32 @@ def run_set(args) -> None:
         key = json.dumps(inst.to_dict(), sort_keys=True)
         if key in done:
             continue
+        c0 = time.process_time()
         res = synthesize(inst, time_limit=args.time_limit)
+        cpu = time.process_time() - c0
         t0 = time.monotonic()
-        b = best(inst, time_limit=args.best_limit, solve_time_limit=None)
-        top = b.best
-        row = _row(inst, res, None if top is None else top.makespan, b.lower_bound,
-                   time.monotonic() - t0)
+        if args.best_limit > 0:
+            b = best(inst, time_limit=args.best_limit, solve_time_limit=None)
+            top, blb = b.best, b.lower_bound
+        else:
+            top, blb = None, None
+        row = _row(inst, res, None if top is None else top.makespan, blb,
+                   time.monotonic() - t0, cpu)
         rows.append(row)
         print(json.dumps(row), flush=True)
         if args.out:
             with open(args.out, "a") as fh:
                 fh.write(json.dumps(row) + "\n")
+    for v in (1, 2):
+        for split in (False, True):
+            g = [r["gap"] for r in rows if r["instance"].get("v", 1) == v
+                 and ("b_input" in r["instance"]) == split]
+            if g:
+                print(f"# v = {v}, {'split' if split else 'fused'}: {len(g)} instances, mean "
+                      f"gap {sum(g) / len(g):.4f}, worst {max(g):.4f}")
+    cpus = [r["cpu_seconds"] for r in rows if r.get("cpu_seconds") is not None]
+    if cpus:
+        print(f"# CPU seconds per instance (this process): mean {sum(cpus) / len(cpus):.2f}")
     gaps = [r["gap"] for r in rows]
     bgaps = [r["best_gap"] for r in rows if r["best_gap"] is not None]
     print(f"# synthesize ({args.time_limit} s each): mean gap {sum(gaps) / len(gaps):.4f}, "
@@ -166,7 +182,8 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", choices=("set", "curve", "zb"))
     p.add_argument("--time-limit", type=float, default=15.0)
-    p.add_argument("--best-limit", type=float, default=2.0)
+    p.add_argument("--best-limit", type=float, default=2.0,
+                   help="seconds per family for best (0: skip best)")
     p.add_argument("--out", default=None, help="JSON lines (resumed when it exists)")
     args = p.parse_args(argv)
     {"set": run_set, "curve": run_curve, "zb": run_zb}[args.what](args)

@@ -304,13 +304,21 @@ class Rule:
                        gamma=self.gamma + g(0, 2 * scale))
 
 
+PATIENCE = 500
+""":func:`searched_candidates` stops after this many restarts without a shorter schedule
+(tiny instances: well under a second)."""
+
+
 def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed: int = 0,
-                        stop=lambda: False) -> list[Candidate]:
+                        stop=lambda: False, target: Optional[Fraction] = None,
+                        patience: int = PATIENCE, restart: bool = False) -> list[Candidate]:
     """The list scheduler under searched priority rules (:class:`Rule`) and caps (``K`` up to
     ``K + CAP_STEPS v`` or none, fitted by :func:`~schedules.remat.fit_memory`), many restarts
     until ``deadline``: a third drawn at random, the rest perturbations of the best so far
-    (hill climbing over the rule's parameters, the cap and ``hold_forward``). Returns the best
-    few distinct candidates found (each valid under the limit)."""
+    (hill climbing over the rule's parameters, the cap and ``hold_forward``); it stops early
+    at ``target`` (a lower bound) or after ``patience`` restarts without a shorter schedule
+    (``restart``: the climb starts again from random rules instead, until ``deadline``).
+    Returns the best few distinct candidates found (each valid under the limit)."""
     from schedules.remat import RematError, fit_memory
     from schedules.generators.common import GeneratorError
     from schedules.generators.list_scheduler import list_schedule
@@ -322,8 +330,14 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
     steps = 0 if K is None else CAP_STEPS + 1  # step CAP_STEPS + 1: no cap
     best: Optional[tuple] = None  # (makespan, rule, step, hold)
     found: list[Candidate] = []
-    n = 0
+    n = last = 0
     while time.monotonic() < deadline and not stop():
+        if best is not None and target is not None and best[0] <= target:
+            break
+        if n - last >= patience:
+            if not restart:
+                break
+            best, last = None, n  # a new climb (the candidates found so far are kept)
         n += 1
         if best is None or rng.random() < 0.35:
             rule, step, hold = Rule.random(rng, S), rng.randrange(steps + 1), rng.random() < 0.5
@@ -354,6 +368,8 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
             continue
         if best is None or ms <= best[0]:
             if best is None or ms < best[0]:
+                if not found or ms < min(c.makespan for c in found):
+                    last = n
                 found.append(Candidate(sched.source, sched, ms, base))
             best = (ms, rule, step, hold)
     return sorted(found, key=lambda c: c.makespan)[:POLISH_TOP]

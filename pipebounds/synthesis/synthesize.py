@@ -217,9 +217,12 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     small = exact and objective == "makespan" and base_ops <= EXACT_OPS
     if not in_bytes and not done():
         until = t0 + (SEARCH_SMALL if small else SEARCH_LARGE) * time_limit
-        found = searched_candidates(work, K_eff, until, seed, channel.stop)
-        methods.append(f"searched list rules until {until - t0:.1f} s: best "
-                       f"{found[0].makespan if found else None}")
+        t_search = time.monotonic()
+        found = searched_candidates(work, K_eff, until, seed, channel.stop,
+                                    lb if objective == "makespan" else None,
+                                    restart=not small)
+        methods.append(f"searched list rules ({time.monotonic() - t_search:.1f} s, at most "
+                       f"{until - t_search:.1f}): best {found[0].makespan if found else None}")
         for c in found[:3 if objective == "span" else 1]:
             offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
                                                                        objective))
