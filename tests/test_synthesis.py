@@ -270,3 +270,32 @@ def test_remat_instance_file_replaces_the_documents_instance(tmp_path):
     assert sim.valid and max(sim.peak_memory) <= 2 and sched.instance.f == (1, 2, 1, 1)
     bad = _run("remat", str(doc), "-K", "2", "--instance", "-", stdin='{"P": 3, "m": 6}')
     assert bad.returncode == 2 and "--instance" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_cap_order_samples_every_cap_below_the_peak_once():
+    from pipebounds.synthesis.start import CAP_STEPS, _cap_order
+
+    caps = _cap_order(3, 2, top=100)
+    assert caps[:2] == [3, None]
+    assert sorted(c for c in caps if c is not None) == [3 + 2 * d for d in range(CAP_STEPS + 1)]
+    assert _cap_order(3, 2, top=8)[:2] == [3, None] and max(
+        c for c in _cap_order(3, 2, top=8) if c is not None) == 7
+    assert _cap_order(5, 2, top=5) == [None]
+
+
+def test_searched_rules_give_valid_schedules_within_K_and_stop_at_the_target():
+    from schedules.ops import Op
+    from pipebounds.synthesis.start import Rule, searched_candidates
+
+    inst = Instance(P=4, m=8, K=2, v=2, b_I=1, b_W=1)
+    found = searched_candidates(inst, 2, time.monotonic() + 1.0, seed=1, patience=60)
+    assert found
+    for c in found:
+        sim = simulate(c.schedule.with_instance(inst))
+        assert sim.valid and sim.makespan == c.makespan and max(sim.peak_memory) <= 2
+    assert [c.makespan for c in found] == sorted(c.makespan for c in found)
+    first = searched_candidates(inst, 2, time.monotonic() + 5.0, seed=1, target=Fraction(10**6))
+    assert len(first) == 1  # the first valid schedule meets the target: the search stops
+    r = Rule(a_F=1.0, a_W=5.0, beta=2.0, gamma=0.0, S=inst.S)  # backward before forward,
+    assert r(Op(0, "I", 3), 0) < r(Op(0, "F", 3), 0) < r(Op(0, "W", 3), 0)  # W last
+    assert r(Op(0, "I", 3), 0) > r(Op(0, "I", 2), 0)  # older microbatches first

@@ -17,7 +17,7 @@ limit (``K`` or the byte budget) and kept only when valid.
 
 from __future__ import annotations
 
-import random
+from random import Random
 import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -292,11 +292,11 @@ class Rule:
                 f"c*{self.gamma:+.2f})")
 
     @classmethod
-    def random(cls, rng: random.Random, S: int) -> "Rule":
+    def random(cls, rng: Random, S: int) -> "Rule":
         return cls(rng.uniform(-3, 3), rng.uniform(0, 6), rng.uniform(0.3, 3),
                    rng.uniform(-4, 4), S)
 
-    def near(self, rng: random.Random, scale: float) -> "Rule":
+    def near(self, rng: Random, scale: float) -> "Rule":
         """A perturbation of this rule (Gaussian steps of ``scale`` times each range)."""
         g = rng.gauss
         return replace(self, a_F=self.a_F + g(0, 1.5 * scale), a_W=self.a_W + g(0, 1.5 * scale),
@@ -323,7 +323,7 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
     from schedules.generators.common import GeneratorError
     from schedules.generators.list_scheduler import list_schedule
 
-    rng = random.Random(seed)
+    rng = Random(seed)
     v, S = inst.v, inst.S
     free = inst.with_(K=None, memory=None)
     lo = v if K is None else max(K, v)
