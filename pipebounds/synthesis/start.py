@@ -269,39 +269,49 @@ def polish_candidates(inst: Instance, K: int, cands: list[Candidate], deadline: 
 @dataclass(frozen=True)
 class Rule:
     """A searched priority rule for the list scheduler: the key of op ``o`` of microbatch ``j``
-    is ``a_o + beta j + gamma c / S`` (smallest first; ties by microbatch), where ``c`` is the
-    op's position on its microbatch's chain (``s`` for ``F(j,s)``, ``2S - 1 - s`` for its
-    backward and ``W``) and ``a_o`` a per-kind offset (``a_B = a_I = 0``). ``beta`` spaces the
-    microbatches (how many are in flight), ``gamma`` favours ops near the loss or near the
-    input, ``a_F`` and ``a_W`` place forwards and deferred ``W`` against the backwards. The four
-    fixed rules of :data:`RULES` are corners of this family."""
+    on GPU ``p`` is ``a_o(p) + beta j + gamma c / S`` (smallest first; ties by microbatch),
+    where ``c`` is the op's position on its microbatch's chain (``s`` for ``F(j,s)``,
+    ``2S - 1 - s`` for its backward and ``W``) and ``a_o(p)`` a per-kind offset, linear in the
+    GPU: ``a_F + eta p / P`` for forwards, ``a_W + omega p / P`` for ``W``, 0 for the backward.
+    ``beta`` spaces the microbatches (how many are in flight), ``gamma`` favours ops near the
+    loss or near the input, the offsets place forwards and deferred ``W`` against the
+    backwards, and their slopes let the warm-up differ by GPU (1F1B's ``P - p`` microbatches).
+    The four fixed rules of :data:`RULES` are corners of this family."""
 
     a_F: float
     a_W: float
     beta: float
     gamma: float
     S: int
+    eta: float = 0.0
+    omega: float = 0.0
+    P: int = 1
 
     def __call__(self, op: Op, gpu: int) -> tuple:
         c = op.stage if op.kind == "F" else 2 * self.S - 1 - op.stage
-        a = self.a_F if op.kind == "F" else self.a_W if op.kind == "W" else 0.0
+        x = gpu / self.P
+        a = (self.a_F + self.eta * x if op.kind == "F" else
+             self.a_W + self.omega * x if op.kind == "W" else 0.0)
         return (a + self.beta * op.microbatch + self.gamma * c / self.S, op.microbatch)
 
     def describe(self) -> str:
-        return (f"rule(F{self.a_F:+.2f},W{self.a_W:+.2f},j*{self.beta:.2f},"
-                f"c*{self.gamma:+.2f})")
+        return (f"rule(F{self.a_F:+.2f}{self.eta:+.2f}p,W{self.a_W:+.2f}{self.omega:+.2f}p,"
+                f"j*{self.beta:.2f},c*{self.gamma:+.2f})")
 
     @classmethod
-    def random(cls, rng: Random, S: int) -> "Rule":
+    def random(cls, rng: Random, S: int, P: int = 1) -> "Rule":
+        slopes = rng.random() < 0.5
         return cls(rng.uniform(-3, 3), rng.uniform(0, 6), rng.uniform(0.3, 3),
-                   rng.uniform(-4, 4), S)
+                   rng.uniform(-4, 4), S, rng.uniform(-3, 3) if slopes else 0.0,
+                   rng.uniform(-3, 3) if slopes else 0.0, P)
 
     def near(self, rng: Random, scale: float) -> "Rule":
         """A perturbation of this rule (Gaussian steps of ``scale`` times each range)."""
         g = rng.gauss
         return replace(self, a_F=self.a_F + g(0, 1.5 * scale), a_W=self.a_W + g(0, 1.5 * scale),
                        beta=max(0.05, self.beta + g(0, 0.7 * scale)),
-                       gamma=self.gamma + g(0, 2 * scale))
+                       gamma=self.gamma + g(0, 2 * scale), eta=self.eta + g(0, 1.5 * scale),
+                       omega=self.omega + g(0, 1.5 * scale))
 
 
 PATIENCE = 500
@@ -340,7 +350,8 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
             best, last = None, n  # a new climb (the candidates found so far are kept)
         n += 1
         if best is None or rng.random() < 0.35:
-            rule, step, hold = Rule.random(rng, S), rng.randrange(steps + 1), rng.random() < 0.5
+            rule, step, hold = (Rule.random(rng, S, inst.P), rng.randrange(steps + 1),
+                                 rng.random() < 0.5)
         else:
             _, rule, step, hold = best
             rule = rule.near(rng, rng.choice((0.1, 0.3, 1.0)))

@@ -50,7 +50,7 @@ EXACT_SHARE = 0.8
 """Share of the time left after the start that the exact phase gets (measured: on instances of
 128-400 ops the full model hinted with the incumbent improves it more per second than the
 neighbourhoods; the neighbourhoods get the rest)."""
-SEARCH_SMALL, SEARCH_LARGE = 0.45, 0.65
+SEARCH_SMALL, SEARCH_LARGE = 0.45, 0.75
 """The searched list rules run until this share of the limit: shorter when the exact phase
 follows (small instances), longer on large ones, where the start is most of the quality
 (measured: the neighbourhoods move a 600-op schedule by under 2 % in 40 CPU seconds, the
