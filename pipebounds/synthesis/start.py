@@ -314,6 +314,15 @@ class Rule:
                        omega=self.omega + g(0, 1.5 * scale))
 
 
+def _tilted_caps(lo: int, v: int, step: int, tilt: float, P: int) -> Optional[list[int]]:
+    """Per-GPU caps ``lo + v round(step (1 - tilt p / (P - 1)))`` (None: ``step`` past
+    :data:`CAP_STEPS`, no cap): ``tilt`` in ``[0, 1]`` takes the extra in-flight microbatches
+    away from the later GPUs, which need fewer (1F1B holds ``P - p`` on GPU ``p``)."""
+    if step > CAP_STEPS:
+        return None
+    return [lo + v * round(step * (1 - tilt * p / max(1, P - 1))) for p in range(P)]
+
+
 PATIENCE = 500
 """:func:`searched_candidates` stops after this many restarts without a shorter schedule
 (tiny instances: well under a second)."""
@@ -338,7 +347,7 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
     free = inst.with_(K=None, memory=None)
     lo = v if K is None else max(K, v)
     steps = 0 if K is None else CAP_STEPS + 1  # step CAP_STEPS + 1: no cap
-    best: Optional[tuple] = None  # (makespan, rule, step, hold)
+    best: Optional[tuple] = None  # (makespan, rule, step, tilt, hold)
     found: list[Candidate] = []
     n = last = 0
     while time.monotonic() < deadline and not stop():
@@ -352,23 +361,27 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
         if best is None or rng.random() < 0.35:
             rule, step, hold = (Rule.random(rng, S, inst.P), rng.randrange(steps + 1),
                                  rng.random() < 0.5)
+            tilt = 0.0 if rng.random() < 0.5 else rng.random()
         else:
-            _, rule, step, hold = best
+            _, rule, step, tilt, hold = best
             rule = rule.near(rng, rng.choice((0.1, 0.3, 1.0)))
             if rng.random() < 0.3:
                 step = min(steps, max(0, step + rng.choice((-1, 1))))
+            if rng.random() < 0.3:
+                tilt = min(1.0, max(0.0, tilt + rng.gauss(0, 0.25)))
             if rng.random() < 0.2:
                 hold = not hold
-        cap = None if K is None or step > CAP_STEPS else lo + step * v
+        caps = _tilted_caps(lo, v, step, tilt, inst.P) if K is not None else None
+        label = "None" if caps is None else (str(caps[0]) if len(set(caps)) == 1
+                                            else ":".join(map(str, caps)))
         try:
-            sched = list_schedule(free, cap=None if cap is None else [cap] * inst.P,
-                                  split=inst.split, key=rule, hold_forward=hold,
+            sched = list_schedule(free, cap=caps, split=inst.split, key=rule, hold_forward=hold,
                                   source=f"list[{rule.describe()}{',hold' if hold else ''},"
-                                         f"cap={cap}]")
+                                         f"cap={label}]")
         except GeneratorError:
             continue
         base = None
-        if K is not None and (cap is None or cap > K):
+        if K is not None and (caps is None or max(caps) > K):
             base = sched
             try:
                 sched = fit_memory(sched, K, polish=False)
@@ -382,5 +395,5 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
                 if not found or ms < min(c.makespan for c in found):
                     last = n
                 found.append(Candidate(sched.source, sched, ms, base))
-            best = (ms, rule, step, hold)
+            best = (ms, rule, step, tilt, hold)
     return sorted(found, key=lambda c: c.makespan)[:POLISH_TOP]
