@@ -191,13 +191,14 @@ def _cap_order(K: int, v: int, top: int) -> list[Optional[int]]:
 
 def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                     byte_caps: Optional[list[int]] = None,
-                    stop=lambda: False) -> list[Candidate]:
+                    stop=lambda: False, target: Optional[Fraction] = None) -> list[Candidate]:
     """List schedules for every rule of :data:`RULES`, ``hold_forward`` off and on, and caps
     from ``K`` up (:func:`_cap_order`; count model) or ``byte_caps`` (a bytes budget: caps
     that fit it), until ``deadline`` or ``stop()``; the first valid one is made in any case (a
     short time limit still gets a schedule: each takes milliseconds to a second at the ops
     limits). A schedule under a cap above ``K`` is fitted by
-    :func:`~schedules.remat.fit_memory` (no polish here: :func:`polish_candidates`)."""
+    :func:`~schedules.remat.fit_memory` (no polish here: :func:`polish_candidates`). Returns
+    early once a candidate's makespan is at most ``target`` (a lower bound: optimal)."""
     from schedules.remat import RematError, fit_memory
     from schedules.generators.common import GeneratorError
     from schedules.generators.list_scheduler import list_schedule
@@ -240,6 +241,8 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                 ms = check(inst, sched)
                 if ms is not None:
                     out.append(Candidate(sched.source, sched, ms, base))
+                    if target is not None and ms <= target:
+                        return out
     return out
 
 

@@ -38,8 +38,8 @@ from schedules.simulate import simulate
 from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
 from .result import SynthesisResult
-from .start import (POLISH_TOP, Candidate, check, family_candidates, list_candidates,
-                    polish_candidates, searched_candidates)
+from .start import (PATIENCE, POLISH_TOP, Candidate, check, family_candidates,
+                    list_candidates, polish_candidates, searched_candidates)
 from schedules.instance import require_one_direction
 
 
@@ -55,6 +55,10 @@ SEARCH_SMALL, SEARCH_LARGE = 0.45, 0.75
 follows (small instances), longer on large ones, where the start is most of the quality
 (measured: the neighbourhoods move a 600-op schedule by under 2 % in 40 CPU seconds, the
 searched rules by 3-4 % in 6)."""
+SMALL_PATIENCE = 100
+"""Restarts without improvement after which the searched rules stop when the exact phase
+follows (it proves tiny instances in a fraction of a second; :data:`~.start.PATIENCE` on large
+ones, where a new climb starts instead)."""
 FREE_OPS = 50
 """Free ops in a first neighbourhood (windows grow when every window has failed)."""
 
@@ -188,7 +192,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
 
     # 1. starting schedules ------------------------------------------------------------------
     byte_caps = _byte_caps(work) if in_bytes else None
-    cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop)
+    cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop,
+                            lb if objective == "makespan" else None)
     methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
     for src, sched in start:
         ms = check(work, sched)
@@ -220,6 +225,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         t_search = time.monotonic()
         found = searched_candidates(work, K_eff, until, seed, channel.stop,
                                     lb if objective == "makespan" else None,
+                                    patience=SMALL_PATIENCE if small else PATIENCE,
                                     restart=not small)
         methods.append(f"searched list rules ({time.monotonic() - t_search:.1f} s, at most "
                        f"{until - t_search:.1f}): best {found[0].makespan if found else None}")
