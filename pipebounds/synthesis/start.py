@@ -228,7 +228,7 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                     sched = list_schedule(free, cap=None if cap is None else [cap] * inst.P,
                                           split=inst.split, key=key, hold_forward=hold,
                                           source=f"list[{name}{',hold' if hold else ''},"
-                                                 f"cap={cap}]")
+                                                 f"cap={'inf' if cap is None else cap}]")
                 except GeneratorError:
                     continue
                 base = None
@@ -375,7 +375,7 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
             if rng.random() < 0.2:
                 hold = not hold
         caps = _tilted_caps(lo, v, step, tilt, inst.P) if K is not None else None
-        label = "None" if caps is None else (str(caps[0]) if len(set(caps)) == 1
+        label = "inf" if caps is None else (str(caps[0]) if len(set(caps)) == 1
                                             else ":".join(map(str, caps)))
         try:
             sched = list_schedule(free, cap=caps, split=inst.split, key=rule, hold_forward=hold,
