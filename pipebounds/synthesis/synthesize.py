@@ -234,7 +234,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                                                                        objective))
         cands += found
     if K_eff is not None and not in_bytes and not done():
-        pol = polish_candidates(work, K_eff, cands, time.monotonic() + 0.05 * time_limit,
+        pol = polish_candidates(work, K_eff, cands,
+                                min(deadline, time.monotonic() + 0.05 * time_limit),
                                 stop=channel.stop)
         methods.append(f"fit_memory's polish on the {POLISH_TOP} best fitted starts: "
                        f"{len(pol)} shorter")
