@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 from schedules import Instance, Op, Schedule, simulate
 
+from .overlap import joins
 from .registry import CheckResult, Context, check
 
 
@@ -49,33 +50,10 @@ def _orders(inst: Instance, p: int):
         yield perm
 
 
-def _joins(inst: Instance, seq):
-    """Every way of joining disjoint adjacent (forward, input gradient) ops of different pairs
-    into ``F&B`` ops, listed backward part first: ``(order, starts)``; only the plain order
-    when the instance gives no overlapped duration."""
-    if not inst.overlapped:
-        yield tuple(seq), ()
-        return
-    grad = {"B", "I"}
-    cands = [i for i in range(len(seq) - 1)
-             if {seq[i].kind, seq[i + 1].kind} in ({"F", "B"}, {"F", "I"})
-             and (seq[i].stage, seq[i].microbatch) != (seq[i + 1].stage, seq[i + 1].microbatch)
-             and (seq[i].kind in grad or seq[i + 1].kind in grad)]
-    for mask in product((False, True), repeat=len(cands)):
-        chosen = [i for i, on in zip(cands, mask) if on]
-        if any(b - a < 2 for a, b in zip(chosen, chosen[1:])):
-            continue
-        out = list(seq)
-        for i in chosen:
-            if out[i].kind == "F":
-                out[i], out[i + 1] = out[i + 1], out[i]
-        yield tuple(out), tuple(chosen)
-
-
 def least_makespan(inst: Instance) -> Optional[tuple[Fraction, Schedule]]:
     """The least simulated makespan over every order and join (module docstring), and a
     schedule reaching it."""
-    per_gpu = [[x for seq in _orders(inst, p) for x in _joins(inst, seq)] for p in range(inst.P)]
+    per_gpu = [[x for seq in _orders(inst, p) for x in joins(inst, seq)] for p in range(inst.P)]
     best: Optional[tuple[Fraction, Schedule]] = None
     for combo in product(*per_gpu):
         sched = Schedule(inst, tuple(o for o, _ in combo), "exhaustive",

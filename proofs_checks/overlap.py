@@ -29,12 +29,18 @@ def _orders(inst: Instance, p: int):
             yield perm
 
 
-def _joins(seq):
-    """Every way of joining disjoint adjacent forward/backward pairs of different pairs:
-    ``(order, starts)`` with each joined pair listed backward part first."""
+def joins(inst: Instance, seq):
+    """Every way of joining disjoint adjacent (forward, input gradient) ops of different pairs
+    into ``F&B`` ops, listed backward part first: ``(order, starts)``; only the plain order
+    when the instance gives no overlapped duration."""
+    if not inst.overlapped:
+        yield tuple(seq), ()
+        return
+    grad = {"B", "I"}
     cands = [i for i in range(len(seq) - 1)
-             if {seq[i].kind, seq[i + 1].kind} == {"F", "B"}
-             and (seq[i].stage, seq[i].microbatch) != (seq[i + 1].stage, seq[i + 1].microbatch)]
+             if {seq[i].kind, seq[i + 1].kind} in ({"F", "B"}, {"F", "I"})
+             and (seq[i].stage, seq[i].microbatch) != (seq[i + 1].stage, seq[i + 1].microbatch)
+             and (seq[i].kind in grad or seq[i + 1].kind in grad)]
     for mask in product((False, True), repeat=len(cands)):
         chosen = [i for i, on in zip(cands, mask) if on]
         if any(b - a < 2 for a, b in zip(chosen, chosen[1:])):
@@ -48,7 +54,7 @@ def _joins(seq):
 
 def least_makespan(inst: Instance):
     """The least simulated makespan over every order and join (module docstring)."""
-    per_gpu = [[j for seq in _orders(inst, p) for j in _joins(seq)] for p in range(inst.P)]
+    per_gpu = [[j for seq in _orders(inst, p) for j in joins(inst, seq)] for p in range(inst.P)]
     best = None
     for combo in product(*per_gpu):
         sched = Schedule(inst, tuple(o for o, _ in combo), overlaps=tuple(s for _, s in combo))

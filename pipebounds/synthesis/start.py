@@ -189,6 +189,24 @@ def _cap_order(K: int, v: int, top: int) -> list[Optional[int]]:
     return order
 
 
+def _fitted(inst: Instance, sched: Schedule, K: Optional[int], above: bool
+            ) -> Optional[Candidate]:
+    """A list schedule as a candidate: rematerialized to ``K`` by ``fit_memory`` when its cap
+    was ``above`` ``K`` (the unfitted schedule kept as the candidate's base), validated by
+    :func:`check`; None when it cannot be fitted or is not valid."""
+    from schedules.remat import RematError, fit_memory
+
+    base = None
+    if K is not None and above:
+        base = sched
+        try:
+            sched = fit_memory(sched, K, polish=False)
+        except RematError:
+            return None
+    ms = check(inst, sched)
+    return None if ms is None else Candidate(sched.source, sched, ms, base)
+
+
 def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                     byte_caps: Optional[list[int]] = None,
                     stop=lambda: False, target: Optional[Fraction] = None) -> list[Candidate]:
@@ -199,7 +217,6 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
     limits). A schedule under a cap above ``K`` is fitted by
     :func:`~schedules.remat.fit_memory` (no polish here: :func:`polish_candidates`). Returns
     early once a candidate's makespan is at most ``target`` (a lower bound: optimal)."""
-    from schedules.remat import RematError, fit_memory
     from schedules.generators.common import GeneratorError
     from schedules.generators.list_scheduler import list_schedule
 
@@ -231,17 +248,10 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                                                  f"cap={'inf' if cap is None else cap}]")
                 except GeneratorError:
                     continue
-                base = None
-                if K is not None and (cap is None or cap > K):
-                    base = sched
-                    try:
-                        sched = fit_memory(sched, K, polish=False)
-                    except RematError:
-                        continue
-                ms = check(inst, sched)
-                if ms is not None:
-                    out.append(Candidate(sched.source, sched, ms, base))
-                    if target is not None and ms <= target:
+                got = _fitted(inst, sched, K, cap is None or (K is not None and cap > K))
+                if got is not None:
+                    out.append(got)
+                    if target is not None and got.makespan <= target:
                         return out
     return out
 
@@ -341,7 +351,6 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
     at ``target`` (a lower bound) or after ``patience`` restarts without a shorter schedule
     (``restart``: the climb starts again from random rules instead, until ``deadline``).
     Returns the best few distinct candidates found (each valid under the limit)."""
-    from schedules.remat import RematError, fit_memory
     from schedules.generators.common import GeneratorError
     from schedules.generators.list_scheduler import list_schedule
 
@@ -383,20 +392,14 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
                                          f"cap={label}]")
         except GeneratorError:
             continue
-        base = None
-        if K is not None and (caps is None or max(caps) > K):
-            base = sched
-            try:
-                sched = fit_memory(sched, K, polish=False)
-            except RematError:
-                continue
-        ms = check(inst, sched)
-        if ms is None:
+        got = _fitted(inst, sched, K, caps is None or (K is not None and max(caps) > K))
+        if got is None:
             continue
+        ms = got.makespan
         if best is None or ms <= best[0]:
             if best is None or ms < best[0]:
                 if not found or ms < min(c.makespan for c in found):
                     last = n
-                found.append(Candidate(sched.source, sched, ms, base))
+                found.append(got)
             best = (ms, rule, step, tilt, hold)
     return sorted(found, key=lambda c: c.makespan)[:POLISH_TOP]
