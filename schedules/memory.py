@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 from .limits import LimitError
 from .numbers import read_fraction
@@ -63,6 +63,22 @@ def _bytes(value, name: str) -> Fraction:
     if x < 0:
         raise MemoryModelError(f"{name} must be >= 0, got {x}")
     return x
+
+
+def _stage_bytes(value, name: str, n: int) -> tuple[Fraction, ...]:
+    """``value`` as one byte count per stage (``n`` of them, as ``memory.activation``)."""
+    out = _byte_list(value, name)
+    if len(out) != n:
+        raise MemoryModelError(f"{name} lists {len(out)} stages, memory.activation {n}")
+    return out
+
+
+def _at_most(values: Sequence[Fraction], limits: Sequence[Fraction], name: str,
+             limit_text) -> None:
+    """Refuse ``values[s] > limits[s]``, naming ``name[s]`` and ``limit_text(s, limits[s])``."""
+    for s, (x, y) in enumerate(zip(values, limits)):
+        if x > y:
+            raise MemoryModelError(f"{name}[{s}] = {x} exceeds {limit_text(s, y)}")
 
 
 def _byte_list(values, name: str) -> tuple[Fraction, ...]:
@@ -96,14 +112,9 @@ class MemoryModel:
             raise MemoryModelError("memory.activation must list one byte count per stage")
         g = None
         if self.kept_after_input is not None:
-            g = _byte_list(self.kept_after_input, "memory.kept_after_input")
-            if len(g) != len(a):
-                raise MemoryModelError(f"memory.kept_after_input lists {len(g)} stages, "
-                                       f"memory.activation {len(a)}")
-            for s, (x, y) in enumerate(zip(g, a)):
-                if x > y:
-                    raise MemoryModelError(f"memory.kept_after_input[{s}] = {x} exceeds "
-                                           f"memory.activation[{s}] = {y} (g_s <= a_s)")
+            g = _stage_bytes(self.kept_after_input, "memory.kept_after_input", len(a))
+            _at_most(g, a, "memory.kept_after_input",
+                     lambda s, y: f"memory.activation[{s}] = {y} (g_s <= a_s)")
         static = None if self.static is None else _byte_list(self.static, "memory.static")
         items = self.transient.items() if isinstance(self.transient, dict) else self.transient
         trans = {}
@@ -116,24 +127,15 @@ class MemoryModel:
                 raise MemoryModelError(f"memory.transient names op kind {kind!r}; ops are "
                                        f"F B I W R RI")
             if isinstance(value, (list, tuple)):
-                per = _byte_list(value, f"memory.transient.{kind}")
-                if len(per) != len(a):
-                    raise MemoryModelError(f"memory.transient.{kind} lists {len(per)} stages, "
-                                           f"memory.activation {len(a)}")
+                per = _stage_bytes(value, f"memory.transient.{kind}", len(a))
                 trans[kind] = per[0] if len(set(per)) == 1 else per
             else:
                 trans[kind] = _bytes(value, f"memory.transient.{kind}")
         d = None
         if self.kept_gradient is not None:
-            d = _byte_list(self.kept_gradient, "memory.kept_gradient")
-            kept = g if g is not None else a
-            if len(d) != len(a):
-                raise MemoryModelError(f"memory.kept_gradient lists {len(d)} stages, "
-                                       f"memory.activation {len(a)}")
-            for s, (x, y) in enumerate(zip(d, kept)):
-                if x > y:
-                    raise MemoryModelError(f"memory.kept_gradient[{s}] = {x} exceeds the kept "
-                                           f"bytes g_{s} = {y} (d_s <= g_s)")
+            d = _stage_bytes(self.kept_gradient, "memory.kept_gradient", len(a))
+            _at_most(d, g if g is not None else a, "memory.kept_gradient",
+                     lambda s, y: f"the kept bytes g_{s} = {y} (d_s <= g_s)")
             if not any(d):
                 d = None
         budget = None if self.budget is None else _bytes(self.budget, "memory.budget")
