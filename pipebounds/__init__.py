@@ -28,6 +28,13 @@ False
 >>> c = pb.certify(pb.Instance(P=4, m=8, K=2))
 >>> c.exact, c.basis
 (True, 'table')
+
+A schedule for any instance, with its certified gap (makespan over the lower bound), from
+:func:`synthesize` (docs/synthesis.md):
+
+>>> r = pb.synthesize(pb.Instance(P=2, m=4, K=2, f=1, b=2), time_limit=5)
+>>> r.makespan >= r.lower_bound, r.schedule.instance.P
+(True, 2)
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ if TYPE_CHECKING:
     from pipebounds.services.audit import Verdict, audit
     from pipebounds.services.best import BestResult, best
     from pipebounds.services.frontier import Frontier, frontier
+    from pipebounds.synthesis import SynthesisResult, synthesize
 
 _LAZY = {"GENERATORS": "schedules.generators", "generate": "schedules.generators",
          "fit_memory": "schedules.remat", "RematResult": "schedules.remat_optimal",
@@ -56,7 +64,8 @@ _LAZY = {"GENERATORS": "schedules.generators", "generate": "schedules.generators
          "Certification": "pipebounds.certify", "SolveResult": "pipebounds.search.result",
          "best": "pipebounds.services.best", "BestResult": "pipebounds.services.best",
          "frontier": "pipebounds.services.frontier", "Frontier": "pipebounds.services.frontier",
-         "audit": "pipebounds.services.audit", "Verdict": "pipebounds.services.audit"}
+         "audit": "pipebounds.services.audit", "Verdict": "pipebounds.services.audit",
+         "synthesize": "pipebounds.synthesis", "SynthesisResult": "pipebounds.synthesis"}
 """Public names imported on first use (start-up time of the command line:
 benchmarks/bench_startup.py)."""
 
