@@ -42,20 +42,23 @@ nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                         resources={"metadata": {"path": sys.argv[3]}}).execute()
 nbformat.write(nb, dst)
 """
-WALL = 900
-"""Seconds a notebook may take in all; a run past it (a kernel that stopped answering, seen once
-under heavy load: client and kernel both idle) is killed and run once more."""
+WALL = 240
+"""Seconds a notebook may take in all (the longest takes about 35 s on a loaded 2-core machine);
+a run past it is killed and run again, twice at most: the kernel and nbclient both sitting idle
+on a lost message, seen under load (a py-spy dump shows both in their event loops), costs
+minutes, not a quarter of an hour."""
+ATTEMPTS = 3
 
 
 def _execute(path: Path, out: Path):
-    """The executed notebook: nbclient in a child process with a wall-clock limit, one retry."""
-    for attempt in (1, 2):
+    """The executed notebook: nbclient in a child process with a wall-clock limit, retried."""
+    for attempt in range(1, ATTEMPTS + 1):
         try:
             subprocess.run([sys.executable, "-c", RUNNER, str(path), str(out), str(path.parent)],
                            check=True, timeout=WALL, capture_output=True, text=True)
             return nbformat.read(out, as_version=4)
         except subprocess.TimeoutExpired:
-            if attempt == 2:
+            if attempt == ATTEMPTS:
                 raise
         except subprocess.CalledProcessError as exc:
             raise AssertionError(f"{path.name} failed to run:\n{exc.stderr[-3000:]}") from None
