@@ -141,5 +141,5 @@ __all__ = [
     "read_schedule", "write_schedule", "LowerBound", "lower_bound", "GENERATORS", "generate",
     "fit_memory", "optimal_remat", "RematResult", "solve", "DEFAULT_ENGINE", "optimal_schedule",
     "certify", "Certification", "best", "BestResult", "frontier", "Frontier", "audit", "Verdict",
-    "SolveResult",
+    "SolveResult", "synthesize", "SynthesisResult",
 ]
