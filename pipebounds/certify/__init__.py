@@ -88,6 +88,12 @@ class Certification:
     detail: str = ""
 
     @property
+    def binding(self) -> tuple[str, ...]:
+        """The names of the terms equal to ``value``, in order (as
+        :attr:`bounds.LowerBound.binding`)."""
+        return tuple(name for name, v in self.terms if v == self.value)
+
+    @property
     def exact_basis(self) -> Optional[str]:
         """``basis`` when the bound is exact, else None (the ``exact_basis`` of CLI.md)."""
         return self.basis if self.exact else None

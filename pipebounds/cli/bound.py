@@ -60,7 +60,7 @@ def certification_report(cert) -> dict:
             "optimum_basis": cert.basis, "basis_detail": cert.detail or None,
             "terms": [{"name": n, "id": TERM_IDS[n], "value": number(v),
                        "value_exact": exact_string(v)} for n, v in cert.terms],
-            "binding": [n for n, v in cert.terms if v == cert.value]}
+            "binding": list(cert.binding)}
 
 
 def basis_text(basis: str, detail: str) -> str:
@@ -109,7 +109,7 @@ def bound_text(inst, cert, rep: dict, certify_seconds: float) -> list[str]:
                  "bound, then the exact solver)")
     lines.append(head)
     for t in rep["terms"]:
-        mark = "  <- binding" if t["value_exact"] == rep["lower_bound_exact"] else ""
+        mark = "  <- binding" if t["name"] in rep["binding"] else ""
         lines.append(f"  {t['id']:<4} {t['name']:<22} {t['value_exact']}{mark}")
     return lines
 
