@@ -432,6 +432,28 @@ def _first_backward(stages: list, S: int, split: bool, m, K, f, b, bI, bW) -> np
     return val.max(-1) + n * (f + b) - np.minimum(K, n) * f
 
 
+def _first_backward_top(types, U: int, inv, split: bool, m, K, f, bW) -> np.ndarray:
+    """MW13 (finite ``K``) of every row (:func:`bounds.multi_wave.first_backward_top_value`):
+    ``max_p max_q [h_p + n b_c + max(0, n - K)(f + b_W) + q]``, ``q`` over the tails of GPU
+    ``p``'s backward op types, ``n`` = ``m`` times the number of them with tail ``>= q``.
+    ``types``: :func:`_op_types` of the group's ``U`` distinct duration tuples, ``inv`` each
+    row's."""
+    bk = "I" if split else "B"
+    unit = (f + bW) if split else f
+    best = np.full(inv.shape, -_BIG, np.int64)
+    for ts in types:
+        back = [t for t in ts if t[0] == bk]
+        T = np.stack([_column(t[3], U) for t in back], -1)                   # (U, n_b)
+        h = _column(max(back, key=lambda t: t[1])[2], U)                     # top stage's head
+        bc = _column(back[0][4], U)
+        cnt = (T[:, None, :] >= T[:, :, None]).sum(-1)                       # (U, n_b)
+        n = cnt[inv] * m[:, None]
+        val = (h[inv][:, None] + n * bc[inv][:, None]
+               + np.maximum(0, n - K[:, None]) * unit[:, None] + T[inv])
+        best = np.maximum(best, val.max(-1))
+    return best
+
+
 def _last_forward(stages: list, S: int, m, K, f, b) -> np.ndarray:
     """MW12 (fused, finite ``K``) of every row (:func:`bounds.multi_wave.last_forward_value`):
     ``max_p [s_1 f + v m u + min_n max(tail_p - min(K + n, v m) b, n f + s_1 b)]`` at the
@@ -527,6 +549,12 @@ def _multi_wave_group(r: Rows, P: int, v: int, vshape: bool, split: bool, k1: bo
         terms.append(Term("mw_first_backward", finite, _on(
             finite, lambda *c: _first_backward(stages, S, split, *c), m, Kc, f, b, bI, bW),
             one, no))
+    if finite.any():             # MW13
+        val13 = np.zeros(m.shape, np.int64)
+        sel = slice(None) if finite.all() else np.flatnonzero(finite)
+        val13[sel] = _first_backward_top(types, first.size, inv[sel], split, m[sel], Kc[sel], f[sel],
+                                         bW[sel])
+        terms.append(Term("mw_first_backward_top", finite, val13, one, no))
     if fused and finite.any():   # MW12
         terms.append(Term("mw_last_forward", finite, _on(
             finite, lambda *c: _last_forward(stages, S, *c), m, Kc, f, b), one, no))

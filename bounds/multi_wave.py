@@ -50,6 +50,10 @@ recomputation, every ``c >= 0`` and every placement unless stated):
   ops store, so at most ``K f`` of its work is done by then (:func:`first_backward_value`).
 * **MW12 last forward** (fused, finite ``K``): after a GPU's last forward only the ``B`` ops of
   its ``K`` live pairs and of pairs it recomputes there remain (:func:`last_forward_value`).
+* **MW13 first backward, top stages** (finite ``K``): after a GPU's first backward op, the
+  backward ops of its top stages, the stores of all but ``K`` of their pairs and (split) the
+  ``W`` ops that free slots for them, followed by the tail of those backward ops
+  (:func:`first_backward_top_value`).
 """
 
 from __future__ import annotations
@@ -392,6 +396,55 @@ def first_backward_value(inst: Instance, backward: bool = False) -> Optional[Fra
         val = S * f_ + (S - 1 - top) * bc + work + end
         best = val if best is None or val > best else best
     return Fraction(best)
+
+
+@theorem("MW13", "first backward, top stages", MULTI + "B.6 Memory",
+         terms=("mw_first_backward_top",))
+def first_backward_top_value(inst: Instance) -> Optional[Fraction]:
+    """MW13 (finite ``K``; every placement and ``v``, fused or split, without backward
+    recomputation): MW11 restricted to the backward ops of a GPU's top stages. For every GPU
+    ``p`` and every threshold ``q`` among the tails of its backward op types (``B`` fused,
+    ``I`` split; :func:`op_types`, MW8c's chains at ``K = 1``), with ``H`` its stages whose
+    backward tail is ``>= q`` and ``n = |H| m``:
+
+    ``T >= h_p + n b_c + max(0, n - K)(f + b_W) + q``  (fused: ``b_W = 0``, ``b_c = b``),
+
+    ``h_p`` the head of the backward op of ``(., s_v)`` (``S f + (S - 1 - s_v) b_c`` for ``K >=
+    2``).
+
+    Proof: let ``t_1`` be the start of the GPU's first backward op, one of stage ``s_v``, so
+    ``t_1 >= h_p``. The ops below lie in ``[t_1, T - q]``, one at a time: the ``n`` backward
+    ops of ``H`` (tails ``>= q``); the storing ops (``F`` or ``R``, tails ``>= b_c + q``) of
+    the pairs of ``H`` stored after ``t_1``, at least ``n - K`` (the pairs stored before
+    ``t_1`` are all live at ``t_1``); split, when ``n > K``, at least ``n - K`` ops ``W`` of
+    pairs of ``H``, which end before the last of those stores, ``σ``, starts (at its start
+    ``σ``'s pair is live and at most ``K - 1`` other pairs of ``H`` are; every other pair of
+    ``H`` was stored before ``σ``), and follow ``t_1`` (after their ``I``). With backward
+    recomputation the releases before ``σ`` may be ``I`` ops, already counted: the term is
+    not claimed there. None when ``K`` is None.
+
+    >>> first_backward_top_value(Instance(P=4, m=2, v=3, K=2, placement="vshape",
+    ...                                   f=Fraction(3, 2), b_I=3, b_W=2))
+    Fraction(69, 1)
+
+    (the optimum, CP-SAT without any bound; MW11 gives 63 there).
+    """
+    if inst.K is None:
+        return None
+    bk = "I" if inst.split else "B"
+    bc = inst.b_I if inst.split else inst.b
+    extra_unit = inst.f + (inst.b_W if inst.split else 0)
+    best = None
+    for types in all_op_types(inst):
+        back = sorted(((t[3], t[1], t[2]) for t in types if t[0] == bk), reverse=True)
+        h = max(back, key=lambda x: x[1])[2]          # head of the top stage's backward op
+        for i, (q, _, _) in enumerate(back):
+            if i + 1 < len(back) and back[i + 1][0] == q:
+                continue                              # the set {tail >= q} is not complete yet
+            n = (i + 1) * inst.m
+            val = h + n * bc + max(0, n - inst.K) * extra_unit + q
+            best = val if best is None or val > best else best
+    return None if best is None else Fraction(best)
 
 
 def last_forward_inner(A, K: int, N: int, f_, b_, c):
@@ -860,6 +913,9 @@ def terms(inst: Instance) -> list[Term]:
     first = first_backward_value(inst)
     if first is not None:
         out.append(("mw_first_backward", first, False))
+    first_top = first_backward_top_value(inst)
+    if first_top is not None:
+        out.append(("mw_first_backward_top", first_top, False))
     last = last_forward_value(inst)
     if last is not None:
         out.append(("mw_last_forward", last, False))

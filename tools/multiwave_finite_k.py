@@ -9,12 +9,14 @@ circularity; each row keeps the optimal orders, which the check re-simulates.
 
     python tools/multiwave_finite_k.py [--time-limit 20] [--out FILE]
     python tools/multiwave_finite_k.py --random SEED --cpu SECONDS [--out FILE]
+    python tools/multiwave_finite_k.py --random SEED --three-waves --cpu SECONDS [--out FILE]
 
 ``--random``: instead of the grid, random instances until ``SECONDS`` of CPU time have passed
 (:func:`random_instance`: ``P`` in 2..4, ``v`` in {2, 3}, ``K`` in ``1..2v``, both placements,
 fused or split, ``f`` in {1, 2, 3, 3/2}; 15 s per solve), written to
 data/multiwave_finite_k_random.jsonl by default (the committed file: seed 7; a repeated
-instance is solved once).
+instance is solved once). ``--three-waves``: only ``v = 3`` with ``K <= v`` (the region of
+MW13), written to data/multiwave_finite_k_v3.jsonl by default (the committed file: seed 11).
 
 One JSON line per instance (resumable: instances already in ``--out`` are skipped):
 ``Instance.to_dict()`` and ``status``, ``opt`` (exact string), ``cpu`` (CPU seconds of this
@@ -34,6 +36,7 @@ from schedules import Instance
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "multiwave_finite_k_split.jsonl"
 OUT_RANDOM = OUT.with_name("multiwave_finite_k_random.jsonl")
+OUT_V3 = OUT.with_name("multiwave_finite_k_v3.jsonl")
 TRIPLES = ((2, 3, 1), (1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 2), (1, 3, 1))
 
 
@@ -45,16 +48,17 @@ def instances() -> list[Instance]:
             if Kn < 2 * mn]
 
 
-def random_instance(rng) -> Instance:
-    """One instance of the ``--random`` sweep (module docstring)."""
+def random_instance(rng, three_waves: bool = False) -> Instance:
+    """One instance of the ``--random`` sweep (module docstring); ``three_waves``: ``v = 3``
+    and ``K <= v`` only."""
     from fractions import Fraction
 
     P = rng.choice([2, 3, 4])
-    v = rng.choice([2, 2, 3])
+    v = 3 if three_waves else rng.choice([2, 2, 3])
     m = rng.randint(2, 4 if P < 4 else 3)
     if v == 3 and P > 2:
         m = 2
-    K = rng.randint(1, 2 * v)
+    K = rng.randint(1, v if three_waves else 2 * v)
     pl = rng.choice(["looped", "vshape"])
     f = rng.choice([1, 2, 3, Fraction(3, 2)])
     d = (dict(b_I=rng.choice([1, 2, 3]), b_W=rng.choice([1, 2])) if rng.random() < 0.5
@@ -78,17 +82,19 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--random", type=int, default=None, metavar="SEED")
     ap.add_argument("--cpu", type=float, default=400.0)
+    ap.add_argument("--three-waves", action="store_true",
+                    help="with --random: v = 3 and K <= v only")
     args = ap.parse_args(argv)
     if args.random is not None:
         import random
 
         rng = random.Random(args.random)
-        out_path = args.out or OUT_RANDOM
+        out_path = args.out or (OUT_V3 if args.three_waves else OUT_RANDOM)
         t_start = time.process_time()
         seen = set()
         with out_path.open("a") as out:
             while time.process_time() - t_start < args.cpu:
-                inst = random_instance(rng)
+                inst = random_instance(rng, args.three_waves)
                 key = json.dumps(inst.to_dict(), sort_keys=True)
                 if key in seen:
                     continue
