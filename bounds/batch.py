@@ -435,7 +435,8 @@ def _first_backward(stages: list, S: int, split: bool, m, K, f, b, bI, bW) -> np
 def _first_backward_top(types, U: int, inv, split: bool, m, K, f, bW) -> np.ndarray:
     """MW13 (finite ``K``) of every row (:func:`bounds.multi_wave.first_backward_top_value`):
     ``max_p max_q [h_p + n b_c + max(0, n - K)(f + b_W) + q]``, ``q`` over the tails of GPU
-    ``p``'s backward op types, ``n`` = ``m`` times the number of them with tail ``>= q``.
+    ``p``'s backward op types but the least, ``n`` = ``m`` times the number of them with tail
+    ``>= q``.
     ``types``: :func:`_op_types` of the group's ``U`` distinct duration tuples, ``inv`` each
     row's."""
     bk = "I" if split else "B"
@@ -450,6 +451,7 @@ def _first_backward_top(types, U: int, inv, split: bool, m, K, f, bW) -> np.ndar
         n = cnt[inv] * m[:, None]
         val = (h[inv][:, None] + n * bc[inv][:, None]
                + np.maximum(0, n - K[:, None]) * unit[:, None] + T[inv])
+        val = np.where(cnt[inv] < len(back), val, -_BIG)     # H = every stage: MW11
         best = np.maximum(best, val.max(-1))
     return best
 

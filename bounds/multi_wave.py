@@ -404,8 +404,9 @@ def first_backward_top_value(inst: Instance) -> Optional[Fraction]:
     """MW13 (finite ``K``; every placement and ``v``, fused or split, without backward
     recomputation): MW11 restricted to the backward ops of a GPU's top stages. For every GPU
     ``p`` and every threshold ``q`` among the tails of its backward op types (``B`` fused,
-    ``I`` split; :func:`op_types`, MW8c's chains at ``K = 1``), with ``H`` its stages whose
-    backward tail is ``>= q`` and ``n = |H| m``:
+    ``I`` split; :func:`op_types`, MW8c's chains at ``K = 1``) but the least (with ``H`` every
+    stage the bound is at most MW11), with ``H`` its stages whose backward tail is ``>= q``
+    and ``n = |H| m``:
 
     ``T >= h_p + n b_c + max(0, n - K)(f + b_W) + q``  (fused: ``b_W = 0``, ``b_c = b``),
 
@@ -421,7 +422,7 @@ def first_backward_top_value(inst: Instance) -> Optional[Fraction]:
     ``σ``'s pair is live and at most ``K - 1`` other pairs of ``H`` are; every other pair of
     ``H`` was stored before ``σ``), and follow ``t_1`` (after their ``I``). With backward
     recomputation the releases before ``σ`` may be ``I`` ops, already counted: the term is
-    not claimed there. None when ``K`` is None.
+    not claimed there. None when ``K`` is None or ``v = 1``.
 
     >>> first_backward_top_value(Instance(P=4, m=2, v=3, K=2, placement="vshape",
     ...                                   f=Fraction(3, 2), b_I=3, b_W=2))
@@ -438,8 +439,8 @@ def first_backward_top_value(inst: Instance) -> Optional[Fraction]:
     for types in all_op_types(inst):
         back = sorted(((t[3], t[1], t[2]) for t in types if t[0] == bk), reverse=True)
         h = max(back, key=lambda x: x[1])[2]          # head of the top stage's backward op
-        for i, (q, _, _) in enumerate(back):
-            if i + 1 < len(back) and back[i + 1][0] == q:
+        for i, (q, _, _) in enumerate(back[:-1]):     # H = every stage: MW11
+            if back[i + 1][0] == q:
                 continue                              # the set {tail >= q} is not complete yet
             n = (i + 1) * inst.m
             val = h + n * bc + max(0, n - inst.K) * extra_unit + q
