@@ -912,14 +912,19 @@ each row with its optimal orders)."""
 def first_backward_top_instances(mode: str) -> list[Instance]:
     """Fresh ``v = 3``, ``K <= v`` instances (quick: ``P = 2, m = 2, K in {1, 2}``, two duration
     sets with ``f > b``; full: ``P = 2, m <= 3, K in {1, 2, 3}`` and ``P = 3, m = 2``, four
-    duration sets), both placements."""
+    duration sets, and ``v = 4, P = 2, m = 2, K <= 4`` with the first two), both
+    placements."""
     quick = mode == "quick"
     durs = [dict(f=3, b=1), dict(f=2, b_I=3, b_W=1)] + ([] if quick else [
         dict(f=1, b=2), dict(f=Fraction(3, 2), b_I=3, b_W=2)])
     sizes = [(2, 2)] if quick else [(2, 2), (2, 3), (3, 2)]
-    return [Instance(P=Pn, m=mn, v=3, K=Kn, placement=pl, **d)
-            for pl in ("looped", "vshape") for Pn, mn in sizes
-            for Kn in ((1, 2) if quick else (1, 2, 3)) for d in durs]
+    out = [Instance(P=Pn, m=mn, v=3, K=Kn, placement=pl, **d)
+           for pl in ("looped", "vshape") for Pn, mn in sizes
+           for Kn in ((1, 2) if quick else (1, 2, 3)) for d in durs]
+    if not quick:
+        out += [Instance(P=2, m=2, v=4, K=Kn, placement=pl, **d)
+                for pl in ("looped", "vshape") for Kn in (1, 2, 3, 4) for d in durs[:2]]
+    return out
 
 
 @check("MW13 first backward over top stages: every term <= OPT of multi-wave instances with "
@@ -932,7 +937,8 @@ def first_backward_top_instances(mode: str) -> list[Instance]:
                        "data/multiwave_finite_k_v3.jsonl (orders re-simulated); solved: v=3, "
                        "P=2, m=2, K in {1,2}, both placements, f > b fused and split",
               "full": "the same rows; solved: v=3, K in {1,2,3}, P=2 with m<=3 and P=3 with "
-                      "m=2, both placements, 4 duration sets (fused and split)"})
+                      "m=2, both placements, 4 duration sets (fused and split); v=4, P=2, m=2, "
+                      "K<=4, 2 duration sets"})
 def first_backward_top_finite_K(ctx: Context) -> CheckResult:
     """MW13 against optima proven without any bound (the table's multi-wave finite-``K``
     rows, the stored CP-SAT optima of the three sweeps, each re-simulated, and fresh CP-SAT
