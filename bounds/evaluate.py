@@ -250,7 +250,7 @@ def _overlap_bound(inst: Instance, backward: bool = False) -> LowerBound:
 
 def _extension_bound(inst: Instance, uniform_terms: list, backward: bool = False) -> LowerBound:
     """Per-stage costs, ``c > 0`` or memory in bytes (MODEL.md, Extensions): the terms H1-H3 of
-    :mod:`bounds.heterogeneous` and H4-H9 of :mod:`bounds.heterogeneous_memory` (valid for
+    :mod:`bounds.heterogeneous` and H4-H10 of :mod:`bounds.heterogeneous_memory` (valid for
     every instance; ``backward``: their forms with backward recomputation), with the uniform
     theorems' ``uniform_terms`` when the durations are uniform (they stay valid: delays and a
     byte budget only lengthen or remove schedules). Exactness: only H2's own proof (m = 1,

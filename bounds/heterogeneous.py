@@ -37,7 +37,7 @@ from schedules.instance import Instance
 
 from .theorems import SINGLE, term_exact, theorem
 
-H_DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H9)"
+H_DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H10)"
 
 
 def _grad(inst: Instance) -> tuple[Fraction, ...]:

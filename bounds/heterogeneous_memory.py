@@ -1,5 +1,6 @@
 """Memory-aware lower bounds with per-stage costs and a communication delay (docs/theory.md
-A.9, theorems H4-H9): the uniform theorems MW1/MW8c, T3, T2/S3, MW7 and S1 with per-stage durations
+A.9, theorems H4-H10): the uniform theorems MW1/MW8c, T3, T2/S3, MW7, S1, MW11 and MW9 with
+per-stage durations
 ``f_s, b_s`` (split ``b_I,s, b_W,s``) and the delay ``c`` on every precedence between stages on
 different GPUs.
 
@@ -19,10 +20,11 @@ different GPUs.
   of recomputed pairs relaxed to reals, so at most MW7 on uniform instances).
 * **H8** (split drain, ``v = 1``; S1): :func:`split_drain_value`.
 * **H9** (first backward, finite ``K``, any ``v``; MW11): :func:`first_backward_value`.
+* **H10** (single slot per GPU, ``K = 1``, ``v >= 2``; MW9): :func:`wave_slot_value`.
 
 With uniform durations and ``c = 0`` H4, H5, H6 and H8 equal their uniform theorems (tests). The forms that
 hold with backward recomputation: H4 with the chain of A.11 (``R(j,s)`` waits for the end of
-``I(j,s')``); H5 and H6 split are not claimed there (left out).
+``I(j,s')``); H5-H10 split are not claimed there (left out).
 """
 
 from __future__ import annotations
@@ -34,11 +36,11 @@ from schedules.instance import Instance
 
 from .heterogeneous import downs, heads
 from .multi_wave import min_single_slot_waste, subset_best
-from .single_wave import _memory_time_min, slot_edge
+from .single_wave import _memory_time_min, single_slot_waste, slot_edge
 from .theorems import SINGLE, theorem
 
-DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H9)"
-"""The docs section of H4-H9."""
+DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H10)"
+"""The docs section of H4-H10."""
 
 
 def chain_graph(inst: Instance, backward: bool = False) -> dict:
@@ -187,7 +189,7 @@ def memory_time_value(inst: Instance) -> Optional[Fraction]:
 
 
 def terms(inst: Instance, backward: bool = False) -> list[tuple[str, Fraction, bool]]:
-    """``(name, value, exact)`` of H4-H9 for ``inst`` (never exact). ``backward``: only the
+    """``(name, value, exact)`` of H4-H10 for ``inst`` (never exact). ``backward``: only the
     forms proven with backward recomputation (H4 on A.11's chain)."""
     out = [("hetero_gpu_subset", gpu_subset_value(inst, backward and inst.split), False)]
     if backward and inst.split:
@@ -207,6 +209,9 @@ def terms(inst: Instance, backward: bool = False) -> list[tuple[str, Fraction, b
     first = first_backward_value(inst)
     if first is not None:
         out.append(("hetero_first_backward", first, False))
+    slot = wave_slot_value(inst)
+    if slot is not None:
+        out.append(("hetero_wave_slot", slot, False))
     return out
 
 
@@ -357,5 +362,87 @@ def first_backward_value(inst: Instance) -> Optional[Fraction]:
         else:
             end = down[st[0]]
         val = top_end + up[st[-1]] + rest + end
+        best = val if best is None or val > best else best
+    return best
+
+
+def wave_slot_span(m: int, v: int, base: Fraction, low: Fraction, top: Fraction, G: Fraction,
+                   equal: bool) -> Fraction:
+    """H10's least busy span of one GPU with ``v`` stages: ``min_{0 <= x <= m} (base + R(x))``.
+
+    ``base = m sum_{s on p} (f_s + b_s)`` (every op once), ``low = l`` the sum of the lower
+    stages' ``f_s`` (each of their ``m`` pairs is recomputed), ``top = f_t`` the top stage's
+    forward, ``G`` the gap of a kept top pair. With ``x`` kept top pairs the recomputations and
+    the forced idle take at least ``R(x) = m l + (m - x) f_t + I(x)``, ``I(0) = 0`` and
+    ``I(x) = max(0, G - N(x) + (x - 1) max(0, G - l))``, ``N(x) = (m - x)(l + f_t)`` (the free
+    forwards of the microbatches not kept); ``equal`` (every forward of the GPU lasts
+    ``f_t``): also ``R(x) >= single_slot_waste(v m, G, f_t, x)`` (L5, as in MW9).
+
+    >>> wave_slot_span(3, 2, Fraction(36), Fraction(3), Fraction(2), Fraction(6), False)
+    Fraction(49, 1)
+    """
+    delta = max(Fraction(0), G - low)
+    best = None
+    for x in range(m + 1):
+        idle = Fraction(0) if x == 0 else max(
+            Fraction(0), G - (m - x) * (low + top) + (x - 1) * delta)
+        rest = m * low + (m - x) * top + idle
+        if equal:
+            rest = max(rest, single_slot_waste(v * m, G, top, x))
+        best = rest if best is None or rest < best else best
+    return base + best
+
+
+@theorem("H10", "single slot per GPU, per-stage costs and c (K = 1, v >= 2; MW9)", DOC,
+         terms=("hetero_wave_slot",))
+def wave_slot_value(inst: Instance) -> Optional[Fraction]:
+    """H10 (``K = 1``, ``v >= 2``, any placement, fused or split; MW9 per stage): for every
+    GPU ``p`` with stages ``s_1 < ... < s_v = t``,
+
+    ``T >= head(F(s_1)) + wave_slot_span(m, v, m sum_{s on p} (f_s + b_s), l, f_t, G, equal)
+    + end_p``,
+
+    ``l = sum_{i < v} f_{s_i}``, ``G = head(X(t)) - head(F(t)) - f_t`` (the longest path of
+    :func:`chain_graph` from the end of ``F(., t)`` to the start of the input-gradient op
+    ``X(., t)``), ``equal`` when every forward of the GPU lasts ``f_t``, fused
+    ``end_p = tail(B(s_1))``, split ``end_p = tail(I(s_1)) - b_W,s_1``.
+
+    Proof (docs/theory.md A.9): no lower pair is kept (MW8's lemma), so every lower forward
+    stores nothing and is paid again by an ``R``; with ``x`` kept top pairs the other ``m - x``
+    are recomputed too. During the gap of a kept ``(j, t)`` (from the end of ``F(j, t)`` to the
+    start of ``X(j, t)``, at least ``G``) its activation is the GPU's only one, so the GPU runs
+    only forwards that store nothing there; the kept holds are disjoint. Ordered by time, the
+    ``k``-th kept microbatch's lower forwards precede its ``F(j_k, t)``, so they lie in the
+    gaps of the first ``k - 1`` kept holds only: all gaps together hold at most
+    ``(x - 1) l + N(x)`` of free forwards, the last gap at most ``N(x)``, which gives the idle
+    ``I(x)``; with equal forwards, MW9's count (L5) holds as well. All ops and gaps lie after
+    ``head(F(s_1))``. The GPU's last input-gradient op is of stage ``s_1`` (that of ``(j, s)``
+    precedes that of ``(j, s_1)`` on the chain); fused it is the last op, followed by its tail;
+    split, after it the GPU runs only its pair's ``W`` (one slot), and it is followed by its
+    tail. None outside ``K = 1``, ``v >= 2``;
+    not claimed with backward recomputation (split).
+
+    >>> wave_slot_value(Instance(P=2, m=3, K=1, v=2, placement="vshape", f=[1, 3, 2, 2],
+    ...                          b_I=2, b_W=[2, 1, 2, 1], c=1))   # = OPT (H1-H9: 197/4)
+    Fraction(55, 1)
+    """
+    if inst.K != 1 or inst.v < 2:
+        return None
+    m = inst.m
+    graph = chain_graph(inst)
+    f, b = inst.durations_of("F"), inst.durations_of("B")
+    ig = "I" if inst.split else "B"
+    w = inst.durations_of("W") if inst.split else (Fraction(0),) * inst.S
+    best = None
+    for p in range(inst.P):
+        st = inst.stages_of(p)
+        t = st[-1]
+        low = sum((f[s] for s in st[:-1]), Fraction(0))
+        G = graph[(ig, t)][0] - graph[("F", t)][0] - f[t]
+        base = m * sum((f[s] + b[s] for s in st), Fraction(0))
+        equal = all(f[s] == f[t] for s in st)
+        end = graph[(ig, st[0])][1] - w[st[0]]
+        span = wave_slot_span(m, inst.v, base, low, f[t], G, equal)
+        val = graph[("F", st[0])][0] + span + end
         best = val if best is None or val > best else best
     return best

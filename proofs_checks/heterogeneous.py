@@ -1,6 +1,7 @@
-"""Checks of H1-H3 (docs/theory.md, *Per-stage costs and communication*): the bounds of
-:mod:`bounds.heterogeneous` and :func:`bounds.lower_bound` on non-uniform instances are never
-above an exact optimum, and equal it wherever exactness is claimed.
+"""Checks of H1-H10 (docs/theory.md, *Per-stage costs and communication*): the bounds of
+:mod:`bounds.heterogeneous`, :mod:`bounds.heterogeneous_memory` and :func:`bounds.lower_bound`
+on non-uniform instances are never above an exact optimum, and equal it wherever exactness is
+claimed.
 
 Instances are drawn at random (a fixed seed, so every run checks the same ones): per-stage
 ``f_s`` in 1..3 and ``b_s`` in 1..4 (split: ``b_I,s, b_W,s`` in 1..2), ``c`` in {0, 1},
@@ -137,16 +138,16 @@ MEMORY_COUNTS = {"quick": 24, "full": 600}
 MEMORY_SEED = 25
 
 
-@check("H4-H9 (per-stage costs and c with memory: GPU subset, single slot, memory-time, memory "
-       "slots, split drain, first backward)",
-       theorems=("H4", "H5", "H6", "H7", "H8", "H9"), kind="exhaustive",
+@check("H4-H10 (per-stage costs and c with memory: GPU subset, single slot, memory-time, memory "
+       "slots, split drain, first backward, single slot per GPU at K = 1)",
+       theorems=("H4", "H5", "H6", "H7", "H8", "H9", "H10"), kind="exhaustive",
        range={"quick": "24 random non-uniform instances: P<=3, m<=3, v<=2, K in {1,2,3}, "
                        "c in {0,1}, fused/split",
               "full": "600 random non-uniform instances: P<=3, m<=3, v<=2, K in {1,2,3}, "
                       "c in {0,1}, fused/split"})
 def heterogeneous_memory_bounds(ctx: Context,
                                 instances: Optional[list[Instance]] = None) -> CheckResult:
-    """H4-H9 and ``lower_bound`` <= OPT on random non-uniform instances with finite ``K``
+    """H4-H10 and ``lower_bound`` <= OPT on random non-uniform instances with finite ``K``
     (the instances of :func:`random_instances` with ``K`` in ``{1, 2, 3}``, another seed);
     the optima as in :func:`heterogeneous_bounds`."""
     insts = instances if instances is not None else random_instances(

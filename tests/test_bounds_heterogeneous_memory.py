@@ -1,4 +1,4 @@
-"""H4-H9 (bounds/heterogeneous_memory.py, docs/theory.md A.9): equal to the uniform theorems on
+"""H4-H10 (bounds/heterogeneous_memory.py, docs/theory.md A.9): equal to the uniform theorems on
 uniform instances, valid against exact optima of random non-uniform instances with finite K,
 and a planted error in each is caught by the registered check."""
 
@@ -90,7 +90,7 @@ def test_quick_check_passes():
 
 @pytest.mark.parametrize("name", ["gpu_subset_value", "single_slot_value", "memory_time_value",
                                   "memory_slots_value", "split_drain_value",
-                                  "first_backward_value"])
+                                  "first_backward_value", "wave_slot_value"])
 def test_a_planted_error_in_each_is_caught(monkeypatch, name):
     real = getattr(hm, name)
 
@@ -103,5 +103,47 @@ def test_a_planted_error_in_each_is_caught(monkeypatch, name):
         Context(mode="quick"), random_instances(24, seed=MEMORY_SEED, Ks=(1, 2, 3)))
     tid = {"gpu_subset_value": "H4", "single_slot_value": "H5", "memory_time_value": "H6",
            "memory_slots_value": "H7", "split_drain_value": "H8",
-           "first_backward_value": "H9"}[name]
+           "first_backward_value": "H9", "wave_slot_value": "H10"}[name]
     assert not res.ok and f"{tid} (hetero_" in res.detail
+
+
+def test_wave_slot_is_at_least_mw9_on_uniform_instances():
+    """H10 with uniform durations and c = 0 is never below MW9 at K = 1 (MW9's count is one of
+    its two), and above it where the order of the kept holds binds (docs/theory.md A.9)."""
+    n = above = 0
+    for inst in uniform_grid():
+        if inst.K == 1 and inst.v >= 2:
+            n += 1
+            h10, mw9 = hm.wave_slot_value(inst), mw.single_slot_value(inst)
+            assert h10 >= mw9, inst
+            above += h10 > mw9
+        else:
+            assert hm.wave_slot_value(inst) is None
+    assert n == 288 and above > 0
+
+
+def test_wave_slot_never_above_the_independent_uniform_optima():
+    """H10 <= OPT on every independent K = 1, v >= 2 row of the table of optima (where it is
+    above the uniform bound, it is a stronger bound; not taken by the uniform path)."""
+    from bounds.multi_wave import single_slot_value
+    from proofs_checks.table import optima_rows
+
+    rows = optima_rows(lambda i: i.K == 1 and i.v >= 2)
+    stronger = 0
+    for inst, opt in rows:
+        h10 = hm.wave_slot_value(inst)
+        assert h10 <= opt, (inst, h10, opt)
+        stronger += h10 > single_slot_value(inst)
+    assert len(rows) >= 150 and stronger > 0
+
+
+def test_wave_slot_on_the_previous_worst_instance():
+    """P=2, m=3, K=1, v=2 vshape split, c=1: H1-H9 gave 197/4, OPT = 55 (docs/theory.md A.9).
+    GPU 1 (stages 1, 2): keeping x top pairs of the gap G = 6 idles at least
+    max(0, 6 - 5 (3 - x) + 3 (x - 1)); x = 1 gives the span 36 + 9 + 4 = 49, from 2, then
+    tail(I(1)) - b_W,1 = 4."""
+    inst = Instance(P=2, m=3, K=1, v=2, placement="vshape", f=[1, 3, 2, 2], b_I=2,
+                    b_W=[2, 1, 2, 1], c=1)
+    assert hm.wave_slot_value(inst) == 55
+    assert lower_bound(inst).value == 55
+    assert "hetero_wave_slot" not in dict(lower_bound(inst, backward_remat=True).terms)

@@ -85,6 +85,8 @@ def _emittable_terms() -> set[str]:
     for d in (dict(f=[1, 2], b=[2, 3]), dict(f=[1, 2], b_I=[1, 1], b_W=[1, 2]), dict(c=1)):
         for K in (1, None):   # K = 1: the memory terms H5, H6 of per-stage costs
             names |= {n for n, _ in lower_bound(Instance(P=2, m=2, K=K, **d)).terms}
+    # K = 1, v = 2 with a delay: H10
+    names |= {n for n, _ in lower_bound(Instance(P=2, m=2, K=1, v=2, c=1)).terms}
     # two directions (MODEL.md, Directions): theorem D1 only
     names |= {n for n, _ in lower_bound(Instance(P=4, m=8, directions=2)).terms}
     return names
