@@ -24,7 +24,8 @@ different GPUs.
 
 With uniform durations and ``c = 0`` H4, H5, H6 and H8 equal their uniform theorems (tests). The forms that
 hold with backward recomputation: H4 with the chain of A.11 (``R(j,s)`` waits for the end of
-``I(j,s')``); H5-H10 split are not claimed there (left out).
+``I(j,s')``) and H10 with that chain and the drain of A.11; H5-H9 split are not claimed there
+(left out).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from schedules.instance import Instance
 
 from .heterogeneous import downs, heads
 from .multi_wave import min_single_slot_waste, subset_best
-from .single_wave import _memory_time_min, single_slot_waste, slot_edge
+from .single_wave import _memory_time_min, input_drain, single_slot_waste, slot_edge
 from .theorems import SINGLE, theorem
 
 DOC = SINGLE + "A.9 Per-stage costs and communication (H1–H10)"
@@ -190,9 +191,12 @@ def memory_time_value(inst: Instance) -> Optional[Fraction]:
 
 def terms(inst: Instance, backward: bool = False) -> list[tuple[str, Fraction, bool]]:
     """``(name, value, exact)`` of H4-H10 for ``inst`` (never exact). ``backward``: only the
-    forms proven with backward recomputation (H4 on A.11's chain)."""
+    forms proven with backward recomputation (H4 on A.11's chain, H10 with its drain)."""
     out = [("hetero_gpu_subset", gpu_subset_value(inst, backward and inst.split), False)]
     if backward and inst.split:
+        slot = wave_slot_value(inst, True)
+        if slot is not None:
+            out.append(("hetero_wave_slot", slot, False))
         return out
     slot = single_slot_value(inst)
     if slot is not None:
@@ -395,7 +399,7 @@ def wave_slot_span(m: int, v: int, base: Fraction, low: Fraction, top: Fraction,
 
 @theorem("H10", "single slot per GPU, per-stage costs and c (K = 1, v >= 2; MW9)", DOC,
          terms=("hetero_wave_slot",))
-def wave_slot_value(inst: Instance) -> Optional[Fraction]:
+def wave_slot_value(inst: Instance, backward: bool = False) -> Optional[Fraction]:
     """H10 (``K = 1``, ``v >= 2``, any placement, fused or split; MW9 per stage): for every
     GPU ``p`` with stages ``s_1 < ... < s_v = t``,
 
@@ -419,8 +423,14 @@ def wave_slot_value(inst: Instance) -> Optional[Fraction]:
     ``head(F(s_1))``. The GPU's last input-gradient op is of stage ``s_1`` (that of ``(j, s)``
     precedes that of ``(j, s_1)`` on the chain); fused it is the last op, followed by its tail;
     split, after it the GPU runs only its pair's ``W`` (one slot), and it is followed by its
-    tail. None outside ``K = 1``, ``v >= 2``;
-    not claimed with backward recomputation (split).
+    tail. None outside ``K = 1``, ``v >= 2``.
+
+    ``backward`` (split, backward recomputation allowed: docs/theory.md A.11): the chain of
+    :func:`chain_graph`'s backward form, and after the last ``I`` the GPU may run ``n`` ops
+    ``W`` (at most ``b_W,max`` each), ``n - 1`` of them of pairs stored again by backward ``R``
+    ops (at least ``f_min`` each): ``end_p`` becomes
+    ``input_drain(tail(I(s_1)) - b_W,s_1, 1, v m, f_min, b_W,max)`` over the GPU's stages.
+    The plain split form is false there (docs/theory.md A.9).
 
     >>> wave_slot_value(Instance(P=2, m=3, K=1, v=2, placement="vshape", f=[1, 3, 2, 2],
     ...                          b_I=2, b_W=[2, 1, 2, 1], c=1))   # = OPT (H1-H9: 197/4)
@@ -429,7 +439,8 @@ def wave_slot_value(inst: Instance) -> Optional[Fraction]:
     if inst.K != 1 or inst.v < 2:
         return None
     m = inst.m
-    graph = chain_graph(inst)
+    backward = backward and inst.split
+    graph = chain_graph(inst, backward)
     f, b = inst.durations_of("F"), inst.durations_of("B")
     ig = "I" if inst.split else "B"
     w = inst.durations_of("W") if inst.split else (Fraction(0),) * inst.S
@@ -442,6 +453,8 @@ def wave_slot_value(inst: Instance) -> Optional[Fraction]:
         base = m * sum((f[s] + b[s] for s in st), Fraction(0))
         equal = all(f[s] == f[t] for s in st)
         end = graph[(ig, st[0])][1] - w[st[0]]
+        if backward:
+            end = input_drain(end, 1, inst.v * m, min(f[s] for s in st), max(w[s] for s in st))
         span = wave_slot_span(m, inst.v, base, low, f[t], G, equal)
         val = graph[("F", st[0])][0] + span + end
         best = val if best is None or val > best else best

@@ -154,3 +154,84 @@ def heterogeneous_memory_bounds(ctx: Context,
         MEMORY_COUNTS[ctx.mode], seed=MEMORY_SEED, Ks=(1, 2, 3))
     return heterogeneous_bounds(ctx, insts)
 
+
+
+BACKWARD_COUNTS = {"quick": 12, "full": 150}
+BACKWARD_SEED = 10
+
+
+def random_backward_instances(count: int, seed: int = BACKWARD_SEED) -> list[Instance]:
+    """``count`` split instances at ``K = 1``, ``v = 2`` with per-stage costs or a delay
+    (deterministic for a seed): ``P`` in {1, 2}, ``m <= 3``, both placements, ``f_s`` in 1..3,
+    ``b_I,s, b_W,s`` in 1..2, ``c`` in {0, 1}; uniform durations only with ``c = 1``."""
+    rng = random.Random(seed)
+    out: list = []
+    while len(out) < count:
+        P = rng.choice((1, 2, 2, 2))
+        S = 2 * P
+        kw: dict = dict(P=P, m=rng.randint(1, 3), v=2, K=1,
+                        placement=rng.choice(("looped", "vshape")), c=rng.choice((0, 1)),
+                        f=[rng.randint(1, 3) for _ in range(S)],
+                        b_I=[rng.randint(1, 2) for _ in range(S)],
+                        b_W=[rng.randint(1, 2) for _ in range(S)])
+        inst = Instance(**kw)
+        if not inst.uniform or inst.c:
+            out.append(inst)
+    return out
+
+
+def _optimum_backward(inst: Instance) -> Optional[Fraction]:
+    from .backward_remat import optimum_backward
+
+    return optimum_backward(inst)
+
+
+@check("H10 with backward recomputation (split, K = 1: LB <= OPT of the full model; the plain "
+       "split form is above some of those optima)", theorems=("H10",), kind="exhaustive",
+       range={"quick": "12 random split instances: K=1, v=2, P<=2, m<=3, per-stage costs or "
+                       "c=1, backward R allowed",
+              "full": "150 random split instances: K=1, v=2, P<=2, m<=3, per-stage costs or "
+                      "c=1, backward R allowed"})
+def heterogeneous_backward_bounds(ctx: Context,
+                                  instances: Optional[list[Instance]] = None) -> CheckResult:
+    """``lower_bound(inst, backward_remat=True)`` and H10's backward form are never above the
+    optimum of the full model (backward ``R`` between ``I`` and ``W`` allowed; proven by CP-SAT
+    with ``backward=True`` and without the theory), the plain H10 is (it is not claimed there)
+    on some instance of the full range, and H10's backward form is tight somewhere."""
+    import bounds
+    from bounds import heterogeneous_memory as hm
+
+    from .multi_wave import _map
+
+    insts = instances if instances is not None else random_backward_instances(
+        BACKWARD_COUNTS[ctx.mode])
+    optima = _map(ctx, _optimum_backward, insts)
+    problems, checked, unsolved, tight, plain_above = [], 0, 0, 0, 0
+    worst = None
+    for inst, opt in zip(insts, optima):
+        if opt is None:
+            unsolved += 1
+            continue
+        checked += 1
+        lb = bounds.lower_bound(inst, backward_remat=True)
+        h10 = hm.wave_slot_value(inst, True)
+        if lb.value > opt:
+            problems.append(f"lower_bound(backward_remat=True) {lb.value} > OPT {opt} on "
+                            f"{inst.to_dict()}")
+        if lb.exact and lb.value != opt:
+            problems.append(f"claimed exact, {lb.value} != OPT {opt} on {inst.to_dict()}")
+        if h10 > opt:
+            problems.append(f"H10 (hetero_wave_slot, backward) {h10} > OPT {opt} on "
+                            f"{inst.to_dict()}")
+        tight += h10 == opt
+        plain_above += hm.wave_slot_value(inst) > opt
+        gap = opt / lb.value
+        worst = gap if worst is None or gap > worst else worst
+    if ctx.mode == "full" and instances is None and not plain_above:
+        problems.append("the plain H10 is above no optimum of the full model (the exclusion "
+                        "is no longer shown)")
+    detail = (f"{checked} optima of the full model (CP-SAT, backward R), H10 = OPT on {tight}, "
+              f"the plain H10 above OPT on {plain_above}, {unsolved} unsolved")
+    if problems:
+        detail = "; ".join(problems[:3]) + f" ... ({len(problems)} problems); " + detail
+    return CheckResult(checked, not problems and checked > 0 and tight > 0, worst, detail)

@@ -146,4 +146,36 @@ def test_wave_slot_on_the_previous_worst_instance():
                     b_W=[2, 1, 2, 1], c=1)
     assert hm.wave_slot_value(inst) == 55
     assert lower_bound(inst).value == 55
-    assert "hetero_wave_slot" not in dict(lower_bound(inst, backward_remat=True).terms)
+    back = dict(lower_bound(inst, backward_remat=True).terms)["hetero_wave_slot"]
+    assert back == hm.wave_slot_value(inst, True) <= 55
+
+
+def test_plain_wave_slot_is_false_with_backward_recomputation():
+    """Split, K = 1, v = 2 vshape, c = 1: the plain H10 (36) is above the optimum of the full
+    model (35, CP-SAT with backward R, without the theory); its backward form is not, and it
+    is the one lower_bound(backward_remat=True) takes."""
+    from pipebounds.search.cpsat import solve_cpsat
+
+    inst = Instance(P=2, m=2, K=1, v=2, placement="vshape", f=[2, 2, 3, 3], b_I=[1, 2, 1, 1],
+                    b_W=[2, 1, 2, 2], c=1)
+    res = solve_cpsat(inst, time_limit=60, workers=1, use_theory=False, backward=True)
+    assert res.status == "optimal" and res.makespan == 35
+    assert hm.wave_slot_value(inst) == 36
+    back = hm.wave_slot_value(inst, True)
+    assert back <= 35
+    assert dict(lower_bound(inst, backward_remat=True).terms)["hetero_wave_slot"] == back
+
+
+def test_backward_check_passes_and_catches_a_planted_error(monkeypatch):
+    from proofs_checks.heterogeneous import (heterogeneous_backward_bounds,
+                                             random_backward_instances)
+
+    insts = random_backward_instances(12)
+    res = heterogeneous_backward_bounds(Context(mode="quick"), insts)
+    assert res.ok and res.instances == 12, res.detail
+    real = hm.wave_slot_value
+    monkeypatch.setattr(hm, "wave_slot_value",
+                        lambda inst, *a, **k: None if real(inst, *a, **k) is None
+                        else real(inst, *a, **k) + 1)
+    res = heterogeneous_backward_bounds(Context(mode="quick"), insts)
+    assert not res.ok and "H10 (hetero_wave_slot, backward)" in res.detail
