@@ -35,7 +35,8 @@ class _OutOfNodes(Exception):
 def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                     rng: Optional[random.Random] = None, tie_high: bool = False,
                     last_free: bool = False, width_f: int = 2, width_r: int = 3,
-                    always_wait: bool = False, plan: bool = False):
+                    always_wait: bool = False, plan: bool = False,
+                    deadline: Deadline = NO_DEADLINE):
     """Depth-first search for ``K = 1`` per-GPU orders finishing by ``T`` (integer units),
     at most ``nodes`` nodes; returns ``(orders, nodes used)``, orders None when not found.
 
@@ -52,7 +53,9 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     too, ``always_wait`` lets a GPU wait even with an empty slot and something to run,
     ``plan`` tries free forwards before kept ones once a GPU keeps as many as Theorem 3's
     minimiser ``x`` (the order of the tries only).
-    ``orders`` None with fewer than ``nodes`` nodes used means the whole tree was searched.
+    ``orders`` None with fewer than ``nodes`` nodes used means the whole tree was searched;
+    ``deadline`` stops the search like the node budget (then ``nodes + 1`` nodes are reported,
+    so an interrupted tree never reads as searched out).
 
     Unrestricted (``width_f = width_r = m``, ``always_wait``, ``last_free``) the tree holds
     every semi-active ``K = 1`` schedule up to relabelling interchangeable microbatches (an
@@ -67,6 +70,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
         return None, 0
     search = _SlotSearch(P, m, f, b, T, nodes, rng, tie_high, last_free, width_f, width_r,
                          always_wait, plan)
+    search.deadline = deadline
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 8 * P * m * 3 + 1000))
     try:
@@ -74,7 +78,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     except _Found:
         return [list(o) for o in search.orders], search.count
     except _OutOfNodes:
-        return None, search.count
+        return None, max(search.count, nodes + 1)
     finally:
         sys.setrecursionlimit(limit)
     return None, search.count
@@ -125,6 +129,7 @@ class _SlotSearch:
                           key=lambda x_: (single_slot_waste(m, (P - p - 1) * B, f, x_), x_))
                       for p in range(P)]
         self.nkept = [0] * P
+        self.deadline: Deadline = NO_DEADLINE
 
     def feasible(self, p: int) -> bool:
         """Theorem 3's argument on GPU ``p``'s window: the waste so far, one recompute per
@@ -296,7 +301,7 @@ class _SlotSearch:
         waiting for the next event), depth first; raises :class:`_Found` at a complete
         schedule, :class:`_OutOfNodes` past the node budget."""
         self.count += 1
-        if self.count > self.nodes:
+        if self.count > self.nodes or (not self.count & 4095 and self.deadline.expired()):
             raise _OutOfNodes
         P, m, t, nb = self.P, self.m, self.t, self.nb
         p = None

@@ -1,0 +1,199 @@
+"""The exact ``K = 1`` engine (issue 25): deepening over a complete single-slot decision search.
+
+The class it is exact for (:func:`in_class`): fused backward, ``v = 1``, ``K = 1``, uniform
+durations, no communication delay, one direction, no byte budget, no overlapped ops. For a
+makespan ``T`` (integer units of ``1 / inst.unit``) the *decision* :func:`decide` runs the
+chronological depth-first search of
+:func:`pipebounds.constructions.single_wave.slot_search._bounded_search` with its rules
+unrestricted (every forward and recompute candidate, waits allowed everywhere), except that the
+last GPU only keeps: docs/theory.md, A.6 "An exact engine for `K = 1`", proves that
+
+* **L8 (last GPU keeps)**: some optimal schedule has no recomputation on GPU ``P - 1``;
+* **L9 (the tree is complete)**: every semi-active ``K = 1`` schedule whose last GPU keeps
+  is, up to relabelling interchangeable microbatches, a leaf of the tree;
+* **L10 (the pruning is sound)**: a pruned node has no completion ending by ``T`` (Theorem 3's
+  argument on the rest of a GPU's window, L1's latest backward end).
+
+So a searched-out tree proves ``OPT > T``, and a leaf is a schedule ending by ``T``.
+:func:`solve_single_slot` starts at the theory's bound (T3d, when ``use_theory``; otherwise at
+0, where the search's root check refutes every ``T`` below T1 at no cost: ``OPT`` then rests on
+the search alone), refutes ``T`` upwards until a decision finds a schedule (``optimal``: every
+smaller makespan was refuted) or runs out of nodes or time (``feasible`` with the best known
+schedule, or ``unknown``; the lower bound is the last refuted ``T`` plus one).
+
+>>> from schedules import Instance
+>>> r = solve_single_slot(Instance(P=3, m=12, K=1, f=5, b=3))   # T3 = 144 < OPT = T3d = 146
+>>> r.status, r.makespan, r.stats["refuted"]
+('optimal', Fraction(146, 1), [])
+>>> r = solve_single_slot(Instance(P=3, m=12, K=1, f=7, b=4))   # T3d = 201 < OPT = 202
+>>> r.status, r.makespan, r.stats["refuted"]
+('optimal', Fraction(202, 1), [201])
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Optional
+
+from schedules.deadline import NO_DEADLINE, Deadline
+from schedules.errors import InputError
+from schedules.instance import Instance
+from schedules.ops import Op
+from schedules.schedule import Schedule
+
+from .backend import FunctionBackend, SolveOptions, register
+from .channel import SILENT, Channel
+from .proof import ceil_units, checked, status_of, theory_guard
+from .result import SolveResult
+
+DEFAULT_NODES = 2_000_000
+"""Node budget of one decision when the caller gives none (about 40 s of CPU time at the
+measured 50 000 nodes per second; benchmarks/single_slot_engine.py)."""
+
+
+def class_problems(inst: Instance) -> list[str]:
+    """Why ``inst`` is outside the engine's class (empty: inside). The class: fused backward,
+    ``v = 1``, ``K = 1``, uniform durations, ``c = 0``, one direction, no byte budget, no
+    overlapped ``F&B`` ops."""
+    out = []
+    if inst.split:
+        out.append("split backward")
+    if inst.v != 1:
+        out.append("v != 1")
+    if inst.K != 1:
+        out.append("K != 1")
+    if not inst.uniform:
+        out.append("per-stage durations")
+    if inst.c:
+        out.append("communication delay")
+    if inst.directions != 1:
+        out.append("two directions")
+    if inst.memory is not None:
+        out.append("memory in bytes")
+    if inst.d_FB is not None or inst.d_FI is not None:
+        out.append("overlapped F&B ops")
+    return out
+
+
+def in_class(inst: Instance) -> bool:
+    """Whether the engine's exactness proof (docs/theory.md A.6, L8-L10) covers ``inst``.
+
+    >>> in_class(Instance(P=4, m=8, K=1, f=1, b=2)), in_class(Instance(P=4, m=8, K=2))
+    (True, False)
+    """
+    return not class_problems(inst)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome of :func:`decide` at makespan ``T`` (integer units): ``orders`` (per GPU,
+    ``(kind, microbatch)``) of a schedule ending by ``T``, or None; ``refuted`` True when the
+    whole tree was searched without a leaf (a proof that ``OPT > T``); ``nodes`` used."""
+
+    T: int
+    orders: Optional[list]
+    refuted: bool
+    nodes: int
+
+
+def decide(inst: Instance, T: int, nodes: int = DEFAULT_NODES,
+           deadline: Deadline = NO_DEADLINE) -> Decision:
+    """Is there a schedule of ``inst`` (in the class) ending by ``T`` units? The complete
+    single-slot tree (L9) with the last GPU keeping (L8) and Theorem 3's pruning (L10), at
+    most ``nodes`` nodes, stopping at ``deadline``.
+
+    >>> inst = Instance(P=3, m=12, K=1, f=5, b=3)
+    >>> decide(inst, 145).refuted, decide(inst, 146).orders is not None
+    (True, True)
+    """
+    from pipebounds.constructions.single_wave.slot_search import _bounded_search
+
+    u = inst.unit
+    f, b = int(inst.f * u), int(inst.b * u)
+    orders, used = _bounded_search(inst.P, inst.m, f, b, T, nodes, width_f=inst.m,
+                                   width_r=inst.m, always_wait=True, last_free=False,
+                                   deadline=deadline)
+    return Decision(T, orders, orders is None and used <= nodes, used)
+
+
+def _schedule(inst: Instance, orders: list) -> Schedule:
+    return Schedule(inst, tuple(tuple(Op(p, k, j) for k, j in o) for p, o in enumerate(orders)),
+                    source="K=1 exact single-slot search (search.single_slot)")
+
+
+def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
+                      channel: Channel = SILENT, nodes: int = DEFAULT_NODES) -> SolveResult:
+    """An optimal schedule of ``inst`` (in the class of :func:`in_class`; otherwise
+    :class:`~schedules.errors.InputError`) by refuting makespans upwards (module docstring).
+
+    ``options``: ``time_limit`` (wall seconds, as every backend), ``use_theory`` (start at
+    :func:`bounds.lower_bound`, which holds T3d; off: start at 0), ``use_known`` (on a budget
+    miss, the known schedules give the reported upper bound), ``incumbent``/``known``.
+    ``nodes``: the budget of each decision. ``stats``: ``refuted`` (the makespans proven
+    impossible, in units), ``nodes``, ``cpu_seconds`` (``time.process_time``), ``independent``
+    (no bound of ``bounds/`` used).
+    """
+    problems = class_problems(inst)
+    if problems:
+        raise InputError("the single_slot engine is exact only for fused backward, v = 1, "
+                         f"K = 1, uniform durations, c = 0; this instance has {', '.join(problems)}")
+    t0, c0 = time.perf_counter(), time.process_time()
+    deadline = Deadline.after(options.time_limit)
+    u = inst.unit
+    from .proof import theory_bound
+
+    lb_theory = theory_bound(inst, options.use_theory, options.lb_theory)
+    T = ceil_units(lb_theory, u)
+    refuted: list[int] = []
+    total = 0
+    found: Optional[Schedule] = None
+    known = options.known
+    if options.incumbent is not None:
+        sched = options.incumbent.with_instance(inst)
+        known = (sched.source or "incumbent", sched, checked(inst, sched))
+    while not deadline.expired() and not channel.stop():
+        if known is not None and T >= ceil_units(known[2], u):
+            break  # every makespan below the incumbent's is refuted: it is optimal
+        dec = decide(inst, T, nodes, deadline)
+        total += dec.nodes
+        if dec.orders is not None:
+            found = _schedule(inst, dec.orders)
+            break
+        if not dec.refuted:
+            break
+        refuted.append(T)
+        channel.bound("single_slot", T + 1)
+        T += 1
+    lower = Fraction(T, u)
+    best: Optional[tuple[str, Schedule, Fraction]] = None
+    if found is not None:
+        best = ("single_slot", found, checked(inst, found))
+    elif known is not None:
+        best = known
+    elif options.use_known and not deadline.expired():
+        from .incumbent import best_known
+
+        best = best_known(inst, deadline)
+    makespan = None if best is None else best[2]
+    if makespan is not None:
+        theory_guard(inst, makespan, lb_theory)
+        lower = min(lower, makespan)
+    return SolveResult(status_of(makespan, lower), None if best is None else best[1], makespan,
+                       lower, total, time.perf_counter() - t0, engine="single_slot",
+                       source="" if best is None else best[0],
+                       stats={"refuted": refuted, "nodes": total,
+                              "cpu_seconds": time.process_time() - c0,
+                              "independent": not options.use_theory, "class": "fused v=1 K=1"})
+
+
+def _backend(inst: Instance, options: SolveOptions, channel: Channel) -> SolveResult:
+    return solve_single_slot(inst, options, channel)
+
+
+register(FunctionBackend("single_slot", _backend, "the exact K = 1 engine (fused, v = 1, "
+                         "uniform): refutes makespans upwards by a complete single-slot search"))
+
+__all__ = ["solve_single_slot", "decide", "Decision", "in_class", "class_problems",
+           "DEFAULT_NODES"]
