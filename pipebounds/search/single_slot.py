@@ -18,8 +18,9 @@ So a searched-out tree proves ``OPT > T``, and a leaf is a schedule ending by ``
 :func:`solve_single_slot` starts at the theory's bound (T3d, when ``use_theory``; otherwise at
 0, where the search's root check refutes every ``T`` below T1 at no cost: ``OPT`` then rests on
 the search alone), refutes ``T`` upwards until a decision finds a schedule (``optimal``: every
-smaller makespan was refuted) or runs out of nodes or time (``feasible`` with the best known
-schedule, or ``unknown``; the lower bound is the last refuted ``T`` plus one).
+smaller makespan was refuted; or, at ``T`` = T3, the construction reaches it) or runs out of
+nodes or time (``feasible`` with the best known schedule, or ``unknown``; the lower bound is
+the last refuted ``T`` plus one).
 
 >>> from schedules import Instance
 >>> r = solve_single_slot(Instance(P=3, m=12, K=1, f=5, b=3))   # T3 = 144 < OPT = T3d = 146
@@ -35,7 +36,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional
+from typing import Any, Optional
 
 from schedules.deadline import NO_DEADLINE, Deadline
 from schedules.errors import InputError
@@ -102,20 +103,42 @@ def decide(inst: Instance, T: int, nodes: int = DEFAULT_NODES,
            deadline: Deadline = NO_DEADLINE) -> Decision:
     """Is there a schedule of ``inst`` (in the class) ending by ``T`` units? The complete
     single-slot tree (L9) with the last GPU keeping (L8) and Theorem 3's pruning (L10), at
-    most ``nodes`` nodes, stopping at ``deadline``.
+    most about ``nodes`` nodes in all, stopping at ``deadline``: first the complete tree with
+    ``nodes / 8`` (searched out: refuted), then the 16 narrow trees of
+    :data:`~pipebounds.constructions.single_wave.slot_search.NARROW` with ``nodes / 64``
+    each (incomplete: a leaf is a schedule, a searched-out narrow tree proves nothing), then the
+    complete tree again with the rest. Only a searched-out *complete* tree refutes ``T``.
 
     >>> inst = Instance(P=3, m=12, K=1, f=5, b=3)
     >>> decide(inst, 145).refuted, decide(inst, 146).orders is not None
     (True, True)
     """
-    from pipebounds.constructions.single_wave.slot_search import _bounded_search
+    from pipebounds.constructions.single_wave.slot_search import NARROW, _bounded_search
 
     u = inst.unit
-    f, b = int(inst.f * u), int(inst.b * u)
-    orders, used = _bounded_search(inst.P, inst.m, f, b, T, nodes, width_f=inst.m,
-                                   width_r=inst.m, always_wait=True, last_free=False,
-                                   deadline=deadline)
-    return Decision(T, orders, orders is None and used <= nodes, used)
+    P, m, f, b = inst.P, inst.m, int(inst.f * u), int(inst.b * u)
+    complete: dict[str, Any] = dict(width_f=m, width_r=m, always_wait=True, last_free=False,
+                                    check_all=True)
+    spent = 0
+    # a first, small look at the complete tree refutes the tight makespans at once ...
+    first = max(1, nodes // 8)
+    orders, used = _bounded_search(P, m, f, b, T, first, deadline=deadline, **complete)
+    spent += used
+    if orders is not None or used <= first:
+        return Decision(T, orders, orders is None, spent)
+    # ... then the narrow trees (incomplete: they only find) ...
+    for config in NARROW:
+        if deadline.expired():
+            return Decision(T, None, False, spent)
+        orders, used = _bounded_search(P, m, f, b, T, max(1, nodes // 64), deadline=deadline,
+                                       **config)
+        spent += used
+        if orders is not None:
+            return Decision(T, orders, False, spent)
+    # ... then the complete tree with the rest of the budget (it restarts from the root)
+    rest = max(1, nodes - spent)
+    orders, used = _bounded_search(P, m, f, b, T, rest, deadline=deadline, **complete)
+    return Decision(T, orders, orders is None and used <= rest, spent + used)
 
 
 def _schedule(inst: Instance, orders: list) -> Schedule:
@@ -129,8 +152,11 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
     :class:`~schedules.errors.InputError`) by refuting makespans upwards (module docstring).
 
     ``options``: ``time_limit`` (wall seconds, as every backend), ``use_theory`` (start at
-    :func:`bounds.lower_bound`, which holds T3d; off: start at 0), ``use_known`` (on a budget
-    miss, the known schedules give the reported upper bound), ``incumbent``/``known``.
+    :func:`bounds.lower_bound`, which holds T3d; off: start at 0), ``use_known`` (when the decision at T3's
+    value runs out of nodes, the construction
+    :func:`~pipebounds.constructions.single_wave.single_slot_schedule`, which returns only a
+    schedule of makespan T3, may still find one: with T3 a proven bound that is optimal; on any
+    other miss the known schedules give the reported upper bound), ``incumbent``/``known``.
     ``nodes``: the budget of each decision. ``stats``: ``refuted`` (the makespans proven
     impossible, in units), ``nodes``, ``cpu_seconds`` (``time.process_time``), ``independent``
     (no bound of ``bounds/`` used).
@@ -146,6 +172,9 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
 
     lb_theory = theory_bound(inst, options.use_theory, options.lb_theory)
     T = ceil_units(lb_theory, u)
+    from bounds.single_wave import single_slot_value
+
+    t3_units = ceil_units(single_slot_value(inst), u) if options.use_known else -1
     refuted: list[int] = []
     total = 0
     found: Optional[Schedule] = None
@@ -162,6 +191,10 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
             found = _schedule(inst, dec.orders)
             break
         if not dec.refuted:
+            if options.use_known and T == t3_units:  # the construction targets T3 exactly
+                from pipebounds.constructions.single_wave import single_slot_schedule
+
+                found = single_slot_schedule(inst, deadline=deadline)
             break
         refuted.append(T)
         channel.bound("single_slot", T + 1)
@@ -169,7 +202,7 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
     lower = Fraction(T, u)
     best: Optional[tuple[str, Schedule, Fraction]] = None
     if found is not None:
-        best = ("single_slot", found, checked(inst, found))
+        best = (found.source or "single_slot", found, checked(inst, found))
     elif known is not None:
         best = known
     elif options.use_known and not deadline.expired():
@@ -192,8 +225,18 @@ def _backend(inst: Instance, options: SolveOptions, channel: Channel) -> SolveRe
     return solve_single_slot(inst, options, channel)
 
 
-register(FunctionBackend("single_slot", _backend, "the exact K = 1 engine (fused, v = 1, "
-                         "uniform): refutes makespans upwards by a complete single-slot search"))
+BACKEND = FunctionBackend("single_slot", _backend, "the exact K = 1 engine (fused, v = 1, "
+                          "uniform): refutes makespans upwards by a complete single-slot search")
+"""The engine as a :class:`~pipebounds.search.backend.Backend` (the contract of every exact
+engine). It is not in :data:`~pipebounds.search.backend.BACKENDS` by default (the command
+line's engine list is unchanged); :func:`register_backend` adds it."""
 
-__all__ = ["solve_single_slot", "decide", "Decision", "in_class", "class_problems",
-           "DEFAULT_NODES"]
+
+def register_backend() -> None:
+    """Add :data:`BACKEND` to :data:`~pipebounds.search.backend.BACKENDS` (then
+    ``pipebounds.search.solve(inst, engine="single_slot")`` reaches it)."""
+    register(BACKEND)
+
+
+__all__ = ["solve_single_slot", "BACKEND", "register_backend", "decide", "Decision", "in_class",
+           "class_problems", "DEFAULT_NODES"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import sys
-from typing import Optional
+from typing import Any, Optional
 
 from schedules.deadline import NO_DEADLINE, Deadline
 from schedules.instance import Instance
@@ -36,7 +36,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                     rng: Optional[random.Random] = None, tie_high: bool = False,
                     last_free: bool = False, width_f: int = 2, width_r: int = 3,
                     always_wait: bool = False, plan: bool = False,
-                    deadline: Deadline = NO_DEADLINE):
+                    deadline: Deadline = NO_DEADLINE, check_all: bool = False):
     """Depth-first search for ``K = 1`` per-GPU orders finishing by ``T`` (integer units),
     at most ``nodes`` nodes; returns ``(orders, nodes used)``, orders None when not found.
 
@@ -54,6 +54,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     ``plan`` tries free forwards before kept ones once a GPU keeps as many as Theorem 3's
     minimiser ``x`` (the order of the tries only).
     ``orders`` None with fewer than ``nodes`` nodes used means the whole tree was searched;
+    ``check_all`` prunes on every GPU's window after each move, not only the mover's.
     ``deadline`` stops the search like the node budget (then ``nodes + 1`` nodes are reported,
     so an interrupted tree never reads as searched out).
 
@@ -71,6 +72,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     search = _SlotSearch(P, m, f, b, T, nodes, rng, tie_high, last_free, width_f, width_r,
                          always_wait, plan)
     search.deadline = deadline
+    search.check_all = check_all
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 8 * P * m * 3 + 1000))
     try:
@@ -130,6 +132,7 @@ class _SlotSearch:
                       for p in range(P)]
         self.nkept = [0] * P
         self.deadline: Deadline = NO_DEADLINE
+        self.check_all = False
 
     def feasible(self, p: int) -> bool:
         """Theorem 3's argument on GPU ``p``'s window: the waste so far, one recompute per
@@ -162,6 +165,15 @@ class _SlotSearch:
                 if base + best > self.slack[p]:
                     return False
         return True
+
+    def admissible(self, p: int) -> bool:
+        """:meth:`feasible` on GPU ``p`` and, with ``check_all``, on every unfinished GPU (a
+        move of ``p`` changes the other GPUs' lower bounds through the chain: more pruning,
+        the same soundness)."""
+        if not self.feasible(p):
+            return False
+        return not self.check_all or all(self.feasible(q) for q in range(self.P)
+                                         if q != p and self.nb[q] < self.m)
 
     def signature(self, j: int) -> tuple:
         """The state of microbatch ``j`` on every GPU, timing aside: two microbatches with the
@@ -317,7 +329,7 @@ class _SlotSearch:
                 continue
             saved = (t[p], self.waste[p], self.slot[p], self.pend[p])
             self.place(p, kind, j, start)
-            if self.feasible(p):
+            if self.admissible(p):
                 self.step()
             self.unplace(p, kind, j)
             t[p], self.waste[p], self.slot[p], self.pend[p] = saved
@@ -329,9 +341,17 @@ class _SlotSearch:
             t_saved, waste_saved = t[p], self.waste[p]
             self.waste[p] += nt - tp
             t[p] = nt
-            if self.feasible(p):
+            if self.admissible(p):
                 self.step()
             t[p], self.waste[p] = t_saved, waste_saved
+
+
+NARROW: tuple[dict[str, Any], ...] = tuple(
+    dict(tie_high=th, last_free=lf, width_f=w[0], width_r=w[1], always_wait=aw, plan=True)
+    for aw in (False, True) for w in ((2, 3), (3, 5))
+    for lf in (False, True) for th in (False, True))
+"""The 16 narrower rule sets of :func:`_bounded_search` (keyword arguments): incomplete trees
+(fewer candidates, fewer waits) that find schedules fast; a leaf of any is a valid schedule."""
 
 
 def single_slot_search(inst: Instance, nodes: Optional[int] = None,
@@ -357,10 +377,7 @@ def single_slot_search(inst: Instance, nodes: Optional[int] = None,
     f, b, T = int(inst.f * u), int(inst.b * u), int(target * u)
     P, m = inst.P, inst.m
     complete = dict(width_f=m, width_r=m, always_wait=True, last_free=True)
-    alive = [complete] + [dict(tie_high=th, last_free=lf, width_f=w[0], width_r=w[1],
-                               always_wait=aw, plan=True)
-                          for aw in (False, True) for w in ((2, 3), (3, 5))
-                          for lf in (False, True) for th in (False, True)]
+    alive = [complete] + [dict(c) for c in NARROW]
     used, attempt, chunk = 0, 0, 500
     while used < total and alive and not deadline.expired():  # deadline: between restarts
         config = alive[attempt % len(alive)]

@@ -1,0 +1,99 @@
+"""CPU time of the exact ``K = 1`` engine (:mod:`pipebounds.search.single_slot`) over a grid,
+and where T3 and T3d equal the optimum it proves (docs/theory.md A.6, "An exact engine").
+
+    python benchmarks/single_slot_engine.py [--max-P 8] [--ms 2,3,...,64] [--nodes 100000]
+        [--ratios 1:1,1:2,...] [--time-limit 5] [--out data/k1_exact_sweep.jsonl]
+
+One JSON line per instance (fused, ``v = 1``, ``K = 1``): ``P, m, f, b, t3, t3d``, the engine's
+``status``, ``lower`` and ``upper`` (``upper = lower`` when optimal), ``refuted`` (makespans
+proven impossible), ``nodes`` and ``cpu`` (``time.process_time`` seconds, the engine alone:
+T3 and T3d are computed outside the timing). The engine starts at T3d (``use_theory``),
+``--time-limit`` wall seconds per instance: ``optimal`` means its search found the schedule
+(or the construction reached T3 = T3d) and refuted every makespan below it down to T3d.
+Resumable: instances already in ``--out`` are skipped. Prints a summary at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from fractions import Fraction
+from pathlib import Path
+
+from bounds.single_wave import coupled_slot_value, single_slot_value
+from pipebounds.search import SolveOptions
+from pipebounds.search.single_slot import solve_single_slot
+from schedules import Instance, simulate
+
+OUT = Path(__file__).resolve().parent.parent / "data" / "k1_exact_sweep.jsonl"
+RATIOS = tuple((f, b) for f in range(1, 6) for b in range(1, 6) if math.gcd(f, b) == 1)
+MS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 32, 40, 48, 56, 64)
+
+
+def run(P: int, m: int, f: int, b: int, nodes: int, limit: float) -> dict:
+    """One instance: the engine's answer and its CPU time (module docstring)."""
+    inst = Instance(P=P, m=m, K=1, f=f, b=b)
+    t3 = single_slot_value(inst)
+    t3d = coupled_slot_value(inst, t3)
+    c0 = time.process_time()
+    res = solve_single_slot(inst, SolveOptions(time_limit=limit, lb_theory=t3d), nodes=nodes)
+    cpu = time.process_time() - c0
+    row = {"P": P, "m": m, "f": f, "b": b, "t3": str(t3), "t3d": str(t3d),
+           "status": res.status, "lower": str(res.lower_bound),
+           "upper": None if res.makespan is None else str(res.makespan),
+           "refuted": res.stats["refuted"], "nodes": res.nodes, "cpu": round(cpu, 4)}
+    if res.schedule is not None:  # re-verify: valid, one activation per GPU, the makespan
+        sim = simulate(res.schedule)
+        assert sim.valid and max(sim.peak_memory) == 1 and sim.makespan == res.makespan, row
+    return row
+
+
+def summary(rows: list[dict]) -> str:
+    """Counts: optimal, T3 = OPT, T3d = OPT, CPU time (total, max)."""
+    opt = [r for r in rows if r["status"] == "optimal"]
+    t3 = sum(Fraction(r["t3"]) == Fraction(r["upper"]) for r in opt)
+    t3d = sum(Fraction(r["t3d"]) == Fraction(r["upper"]) for r in opt)
+    cpu = [r["cpu"] for r in opt]
+    return (f"{len(rows)} instances, {len(opt)} proven optimal; T3 = OPT on {t3}, T3d = OPT on "
+            f"{t3d}; CPU of the proven: total {sum(cpu):.1f} s, max {max(cpu, default=0):.2f} s")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--min-P", type=int, default=3)
+    ap.add_argument("--max-P", type=int, default=8)
+    ap.add_argument("--ms", default=",".join(map(str, MS)))
+    ap.add_argument("--ratios", default=",".join(f"{f}:{b}" for f, b in RATIOS))
+    ap.add_argument("--nodes", type=int, default=100_000, help="node budget of one decision")
+    ap.add_argument("--time-limit", type=float, default=5.0, help="wall seconds per instance")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    ratios = [tuple(map(int, r.split(":"))) for r in args.ratios.split(",")]
+    ms = [int(x) for x in args.ms.split(",")]
+    done = {}
+    if args.out.exists():
+        for line in args.out.read_text().splitlines():
+            r = json.loads(line)
+            done[(r["P"], r["m"], r["f"], r["b"])] = r
+    rows = []
+    with args.out.open("a") as fh:
+        for m in ms:
+            for P in range(args.min_P, args.max_P + 1):
+                for f, b in ratios:
+                    key = (P, m, f, b)
+                    if key in done:
+                        rows.append(done[key])
+                        continue
+                    row = run(P, m, f, b, args.nodes, args.time_limit)
+                    rows.append(row)
+                    fh.write(json.dumps(row) + "\n")
+                    fh.flush()
+                    print(row, flush=True)
+    print(summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

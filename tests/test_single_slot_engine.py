@@ -1,0 +1,139 @@
+"""The exact K = 1 engine (pipebounds/search/single_slot.py; docs/theory.md A.6, "An exact engine
+for `K = 1`"): its optimum equals the independent optimum (the branch and bound without any bound
+or known schedule, and the stored table pipebounds/data/optima.jsonl), every schedule it returns
+is valid with one activation per GPU and the reported makespan, its status is honest, and
+Lemma L8 (the last GPU keeps) loses nothing.
+
+The whole stored sweep (every fused K = 1 row of the table, about 30 s CPU) runs with
+``PIPEBOUNDS_K1_FULL=1``; by default the rows with ``P m <= 24``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipebounds.search import BACKENDS, SolveOptions
+from pipebounds.search.single_slot import decide, in_class, solve_single_slot
+from schedules import Instance, simulate
+from schedules.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+FULL = os.environ.get("PIPEBOUNDS_K1_FULL") == "1"
+INDEPENDENT = SolveOptions(use_theory=False, use_known=False, time_limit=60)
+
+
+def _checked(inst, res):
+    """The result's schedule is valid, holds one activation per GPU and has its makespan."""
+    assert res.schedule is not None
+    sim = simulate(res.schedule)
+    assert sim.valid, sim.errors[:3]
+    assert max(sim.peak_memory) == 1
+    assert sim.makespan == res.makespan
+
+
+def _table_rows():
+    rows = [json.loads(line) for line in
+            (ROOT / "pipebounds" / "data" / "optima.jsonl").read_text().splitlines()]
+    return [r for r in rows if r["K"] == 1 and r["v"] == 1 and "b_input" not in r
+            and not r.get("c") and r["status"] == "optimal" and r.get("independent")
+            and (FULL or r["P"] * r["m"] <= 24)]
+
+
+def test_stored_sweep_equals_the_independent_optima():
+    rows = _table_rows()
+    assert len(rows) >= (690 if FULL else 300)
+    for r in rows:
+        inst = Instance(P=r["P"], m=r["m"], K=1, f=Fraction(r["f"]), b=Fraction(r["b"]))
+        res = solve_single_slot(inst, INDEPENDENT, nodes=500_000)
+        assert res.status == "optimal" and res.makespan == Fraction(r["opt"]), (r, res)
+        _checked(inst, res)
+
+
+@settings(max_examples=25)
+@given(P=st.integers(1, 3), m=st.integers(1, 4), f=st.integers(1, 3), b=st.integers(1, 3))
+def test_equals_the_branch_and_bound(P, m, f, b):
+    inst = Instance(P=P, m=m, K=1, f=f, b=b)
+    ref = BACKENDS["search"].solve(inst, INDEPENDENT)
+    assert ref.status == "optimal"
+    res = solve_single_slot(inst, INDEPENDENT)
+    assert res.status == "optimal" and res.makespan == ref.makespan
+    _checked(inst, res)
+    with_theory = solve_single_slot(inst, SolveOptions(use_known=False))
+    assert with_theory.makespan == ref.makespan
+
+
+@pytest.mark.parametrize("P, m, f, b, opt, refuted", [
+    (3, 12, 5, 3, 146, []),        # T3 = 144 < T3d = 146 = OPT: found at T3d
+    (3, 12, 7, 4, 202, [201]),     # T3d = 201 < OPT = 202: 201 refuted by the search
+])
+def test_where_t3_fails(P, m, f, b, opt, refuted):
+    inst = Instance(P=P, m=m, K=1, f=f, b=b)
+    res = solve_single_slot(inst, SolveOptions(use_known=False))
+    assert res.status == "optimal" and res.makespan == opt
+    assert res.stats["refuted"] == refuted
+    _checked(inst, res)
+
+
+def test_p3_m24_f5_b8_reaches_t3d():
+    """The smallest known f <= b instance with T3 < OPT: the engine finds a schedule of
+    makespan T3d = 417 (a proven bound), so OPT = 417 (the branch and bound had 428)."""
+    inst = Instance(P=3, m=24, K=1, f=5, b=8)
+    res = solve_single_slot(inst, SolveOptions(use_known=False))
+    assert res.status == "optimal" and res.makespan == 417
+    _checked(inst, res)
+
+
+def test_independent_start_refutes_below_t1_for_free():
+    inst = Instance(P=3, m=4, K=1, f=1, b=1)
+    res = solve_single_slot(inst, INDEPENDENT)
+    assert res.stats["independent"] and res.status == "optimal"
+    assert res.stats["refuted"] == list(range(int(res.makespan)))
+
+
+def test_honest_status_on_a_budget_miss():
+    """With a one-node budget nothing is refuted or found: never ``optimal``."""
+    inst = Instance(P=3, m=12, K=1, f=7, b=4)
+    res = solve_single_slot(inst, SolveOptions(use_known=False), nodes=1)
+    assert res.status == "unknown" and res.makespan is None
+    assert res.lower_bound == 201  # T3d, the theory's proven bound, nothing more
+    dec = decide(inst, 201, nodes=1)
+    assert not dec.refuted and dec.orders is None
+
+
+def test_out_of_class_is_refused():
+    for inst in (Instance(P=3, m=4, K=2), Instance(P=3, m=4, K=1, b_I=1, b_W=1),
+                 Instance(P=3, m=4, K=1, v=2), Instance(P=3, m=4, K=1, c=1)):
+        assert not in_class(inst)
+        with pytest.raises(InputError):
+            solve_single_slot(inst)
+
+
+@pytest.mark.parametrize("P, m, f, b", [(3, 4, 1, 1), (3, 5, 2, 1), (4, 4, 1, 2), (3, 6, 3, 2)])
+def test_last_gpu_keeping_loses_nothing(P, m, f, b):
+    """Lemma L8 checked: the complete tree with recomputation allowed on the last GPU refutes
+    the same makespans (OPT - 1 refuted, OPT found by both)."""
+    from pipebounds.constructions.single_wave.slot_search import _bounded_search
+
+    inst = Instance(P=P, m=m, K=1, f=f, b=b)
+    opt = int(solve_single_slot(inst, INDEPENDENT).makespan)
+    for last_free in (False, True):
+        complete = dict(width_f=m, width_r=m, always_wait=True, last_free=last_free)
+        below, n1 = _bounded_search(P, m, f, b, opt - 1, 10**6, **complete)
+        at, _ = _bounded_search(P, m, f, b, opt, 10**6, **complete)
+        assert below is None and n1 <= 10**6 and at is not None
+
+
+def test_backend_contract():
+    """The engine is a Backend: ``solve`` through the protocol gives the same answer."""
+    from pipebounds.search.single_slot import BACKEND
+
+    inst = Instance(P=3, m=12, K=1, f=5, b=3)
+    res = BACKEND.solve(inst, SolveOptions(use_known=False))
+    assert BACKEND.name == "single_slot" and res.status == "optimal" and res.makespan == 146
