@@ -60,6 +60,24 @@ def summary(rows: list[dict]) -> str:
             f"{t3d}; CPU of the proven: total {sum(cpu):.1f} s, max {max(cpu, default=0):.2f} s")
 
 
+def table(rows: list[dict]) -> str:
+    """A markdown table by ``(P, m)``: instances, proven optimal, T3 = OPT, T3d = OPT, T3d < OPT
+    (proven: a makespan at or above T3d refuted), open (with the interval left)."""
+    out = ["| P | m | instances | proven | T3 = OPT | T3d = OPT | T3d < OPT | open |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for P, m in sorted({(r["P"], r["m"]) for r in rows}, key=lambda k: (k[1], k[0])):
+        rs = [r for r in rows if (r["P"], r["m"]) == (P, m)]
+        opt = [r for r in rs if r["status"] == "optimal"]
+        t3 = sum(Fraction(r["t3"]) == Fraction(r["upper"]) for r in opt)
+        t3d = sum(Fraction(r["t3d"]) == Fraction(r["upper"]) for r in opt)
+        above = [r for r in rs if Fraction(r["lower"]) > Fraction(r["t3d"])]
+        opened = [f"{r['f']}:{r['b']} [{r['lower']}, {r['upper'] or '?'}]"
+                  for r in rs if r["status"] != "optimal"]
+        out.append(f"| {P} | {m} | {len(rs)} | {len(opt)} | {t3} | {t3d} | {len(above)} | "
+                   f"{'; '.join(opened) or '-'} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--min-P", type=int, default=3)
@@ -68,6 +86,7 @@ def main(argv=None) -> int:
     ap.add_argument("--ratios", default=",".join(f"{f}:{b}" for f, b in RATIOS))
     ap.add_argument("--nodes", type=int, default=100_000, help="node budget of one decision")
     ap.add_argument("--time-limit", type=float, default=5.0, help="wall seconds per instance")
+    ap.add_argument("--table", action="store_true", help="print the markdown table by (P, m)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     ratios = [tuple(map(int, r.split(":"))) for r in args.ratios.split(",")]
@@ -92,6 +111,8 @@ def main(argv=None) -> int:
                     fh.flush()
                     print(row, flush=True)
     print(summary(rows))
+    if args.table:
+        print(table(rows))
     return 0
 
 

@@ -152,11 +152,11 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
     :class:`~schedules.errors.InputError`) by refuting makespans upwards (module docstring).
 
     ``options``: ``time_limit`` (wall seconds, as every backend), ``use_theory`` (start at
-    :func:`bounds.lower_bound`, which holds T3d; off: start at 0), ``use_known`` (when the decision at T3's
-    value runs out of nodes, the construction
+    :func:`bounds.lower_bound`, which holds T3d; off: start at 0), ``use_known`` (at ``T`` = T3 the construction
     :func:`~pipebounds.constructions.single_wave.single_slot_schedule`, which returns only a
-    schedule of makespan T3, may still find one: with T3 a proven bound that is optimal; on any
-    other miss the known schedules give the reported upper bound), ``incumbent``/``known``.
+    schedule of makespan T3, runs first, with half the time left: T3 being a proven bound, a
+    hit is optimal; when the solve ends undecided the known schedules give the reported upper
+    bound), ``incumbent``/``known``.
     ``nodes``: the budget of each decision. ``stats``: ``refuted`` (the makespans proven
     impossible, in units), ``nodes``, ``cpu_seconds`` (``time.process_time``), ``independent``
     (no bound of ``bounds/`` used).
@@ -185,16 +185,18 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
     while not deadline.expired() and not channel.stop():
         if known is not None and T >= ceil_units(known[2], u):
             break  # every makespan below the incumbent's is refuted: it is optimal
+        if T == t3_units:  # the construction targets T3 exactly: a hit is optimal
+            from pipebounds.constructions.single_wave import single_slot_schedule
+
+            found = single_slot_schedule(inst, deadline=deadline.share(0.5))
+            if found is not None:
+                break
         dec = decide(inst, T, nodes, deadline)
         total += dec.nodes
         if dec.orders is not None:
             found = _schedule(inst, dec.orders)
             break
         if not dec.refuted:
-            if options.use_known and T == t3_units:  # the construction targets T3 exactly
-                from pipebounds.constructions.single_wave import single_slot_schedule
-
-                found = single_slot_schedule(inst, deadline=deadline)
             break
         refuted.append(T)
         channel.bound("single_slot", T + 1)
