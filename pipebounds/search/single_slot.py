@@ -152,7 +152,8 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
     :class:`~schedules.errors.InputError`) by refuting makespans upwards (module docstring).
 
     ``options``: ``time_limit`` (wall seconds, as every backend), ``use_theory`` (start at
-    :func:`bounds.lower_bound`, which holds T3d; off: start at 0), ``use_known`` (at ``T`` = T3 the construction
+    :func:`bounds.lower_bound`, which holds T3d; off: start at 0), ``use_known`` (at ``T`` = T3
+    the construction
     :func:`~pipebounds.constructions.single_wave.single_slot_schedule`, which returns only a
     schedule of makespan T3, runs first, with half the time left: T3 being a proven bound, a
     hit is optimal; when the solve ends undecided the known schedules give the reported upper
