@@ -20,7 +20,14 @@ argument and hold as they are: T0 (work and chain; an ``R`` only adds work), S2,
 * **MW7r**: MW7 with the slot edge of ``min(b_I, b_W)`` and the drain ``D(lo b_I, min(K, v m),
   v m)`` in its work branch.
 * **MW9r** (``K = 1``): MW9 on MW1r's chain with the drain ``D(tail - b_W, 1, v m)``.
-* **MW11r**: MW11 with the drain ``D(s_1 b_I, min(K, v m), v m)``.
+* **MW11r**: MW11 with the drain ``D(s_1 b_I, min(K, v m), v m)``, every ``v`` (at ``v = 1``,
+  ``s_1 = p``; its GPU-0 term at ``K = 1`` is the plain T3 split's term of GPU ``P - 1``).
+
+T3 split itself is *false* here: at ``P = 3, m = 6, K = 1, f = 2, b_I = 6, b_W = 3`` T3 = 84
+(= the optimum without backward ``R``) and the exact model with backward ``R`` has OPT = 82
+(docs/theory.md A.11). :data:`COVERAGE` says, for every theorem with a term, whether it holds
+over the full model; :func:`covers_backward` reads it (tests/test_bounds_backward_remat.py
+checks that every term of ``lower_bound(inst, backward_remat=True)`` is covered).
 
 Only the chain term's exact case (``m = 1, v = 1``) is claimed exact here: its schedule has no
 ``R`` and the chain is a bound for every schedule.
@@ -28,9 +35,9 @@ Only the chain term's exact case (``m = 1, v = 1``) is claimed exact here: its s
 
 from __future__ import annotations
 
-from typing import Union
-
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Callable, Optional, Union
 
 from schedules.instance import Instance
 
@@ -109,7 +116,15 @@ def memory_slots_backward_value(inst: Instance):
 @theorem("MW11r", "first backward with backward recomputation", DOC,
          terms=("mw_first_backward_backward",))
 def first_backward_backward_value(inst: Instance):
-    """MW11r: MW11 with the drain of Lemma D (None when ``K`` is None)."""
+    """MW11r: MW11 with the drain of Lemma D, every ``v`` (None when ``K`` is None).
+
+    At ``v = 1`` and ``K = 1`` its GPU-0 term is ``P f + (P-1) b_I + m u - f``, the plain T3
+    split's term of GPU ``P - 1``, which T3r's drain loses:
+
+    >>> inst = Instance(P=3, m=6, K=1, f=2, b_I=6, b_W=3)
+    >>> first_backward_backward_value(inst), single_slot_backward_value(inst)
+    (Fraction(82, 1), Fraction(81, 1))
+    """
     return mw.first_backward_value(inst, backward=True)
 
 
@@ -135,6 +150,9 @@ def terms(inst: Instance) -> list[Term]:
                         False))
         if inst.K == 1:
             out.append(("single_slot_backward", single_slot_backward_value(inst), False))
+        first_v1 = first_backward_backward_value(inst)
+        if first_v1 is not None:
+            out.append(("mw_first_backward_backward", first_v1, False))
         return out
     if inst.K == 1:
         out.append(("mw_gpu_subset_backward", gpu_subset_backward_value(inst), False))
@@ -152,7 +170,87 @@ def terms(inst: Instance) -> list[Term]:
     return out
 
 
-__all__ = ["DOC", "split_drain_backward_value", "single_slot_backward_gpu_value",
+@dataclass(frozen=True)
+class Coverage:
+    """How a theorem's terms stand over the full model (schedules with backward ``R``).
+
+    ``status``: ``"holds"`` (proven over the full model; :func:`bounds.lower_bound` uses it
+    with ``backward_remat=True`` where it applies, under ``when`` if given), ``"replaced"``
+    (refuted or not proven there; its ``r`` form, named in ``why``, is used instead), ``"left
+    out"`` (not proven there and no ``r`` form: not used for split instances with
+    ``backward_remat=True``) or ``"fused"`` (its terms exist only for fused instances, which
+    have no backward ``R``: a backward ``R`` needs ``I`` and ``W``). ``why``: the argument, or
+    the refutation (docs/theory.md A.11, table *What each bound covers*)."""
+
+    status: str
+    why: str
+    when: Optional[Callable[[Instance], bool]] = None
+
+
+_NO_MEMORY = "no memory argument: a backward R only adds work and precedences"
+
+COVERAGE: dict[str, Coverage] = {
+    "T0": Coverage("holds", _NO_MEMORY + "; the chain's exact case has no R"),
+    "T1": Coverage("fused", "fused only"),
+    "T2": Coverage("fused", "fused only"),
+    "T3": Coverage("replaced", "T3r; T3 split is false: P=3, m=6, K=1, f=2, b_I=6, b_W=3: "
+                               "84 > OPT 82 (fused form: fused only)"),
+    "T3d": Coverage("fused", "fused only"),
+    "S1": Coverage("replaced", "S1r; S1 is false: P=3, m=3, K=2, f=3, b_I=3, b_W=1: 32 > 31"),
+    "S2": Coverage("holds", _NO_MEMORY + " (GPU 0's first I waits for a chain, then its "
+                            "m I and m W ops run)"),
+    "S3": Coverage("replaced", "S3r (a hold may end with an I)"),
+    "MW1": Coverage("holds", "K >= 2: heads and tails of the plain chain; at K = 1 replaced "
+                             "by MW1r (MW1 is false there: P=3, m=1, v=2 vshape, f=b_I=b_W=2: "
+                             "30 > 28)", when=lambda inst: inst.K != 1),
+    "MW2": Coverage("fused", "fused only"),
+    "MW3": Coverage("fused", "fused only"),
+    "MW4": Coverage("fused", "fused only"),
+    "MW5": Coverage("fused", "fused only (its exact case)"),
+    "MW6": Coverage("fused", "fused only (its exact case)"),
+    "MW7": Coverage("replaced", "MW7r (slot edge min(b_I, b_W), drain D)"),
+    "MW8": Coverage("fused", "fused only"),
+    "MW9": Coverage("replaced", "MW9r; MW9 is false: P=2, m=3, K=1, v=2 vshape, f=1, b_I=2, "
+                                "b_W=1: 32 > 31"),
+    "MW10": Coverage("left out", "its full period ends at a W; with backward R an I may "
+                                 "release a slot (no r form)"),
+    "MW11": Coverage("replaced", "MW11r (drain D)"),
+    "MW12": Coverage("fused", "fused only"),
+    "S1r": Coverage("holds", "docs/theory.md A.11"),
+    "S3r": Coverage("holds", "docs/theory.md A.11"),
+    "T3r": Coverage("holds", "docs/theory.md A.11"),
+    "MW1r": Coverage("holds", "docs/theory.md A.11"),
+    "MW7r": Coverage("holds", "docs/theory.md A.11"),
+    "MW9r": Coverage("holds", "docs/theory.md A.11"),
+    "MW11r": Coverage("holds", "docs/theory.md A.11 (every v)"),
+    "H1": Coverage("holds", _NO_MEMORY),
+    "H2": Coverage("holds", _NO_MEMORY),
+    "H3": Coverage("holds", _NO_MEMORY + " (every F and I of the GPU ends by its last I)"),
+    "H4": Coverage("holds", "evaluated on A.11's chain (R waits for the I above)"),
+    "H5": Coverage("left out", "T3 split's argument (refuted over the full model)"),
+    "H6": Coverage("left out", "S3's argument (replaced by S3r uniformly)"),
+    "H7": Coverage("left out", "MW7's argument (replaced by MW7r uniformly)"),
+    "H8": Coverage("left out", "S1's argument (refuted over the full model)"),
+    "H9": Coverage("left out", "MW11's drain (replaced by MW11r uniformly)"),
+    "D1": Coverage("holds", "A.12: every schedule, recomputation of either kind"),
+}
+"""Theorem id -> :class:`Coverage`, for every registered theorem that has terms (the table
+*What each bound covers* of docs/theory.md A.11)."""
+
+
+def covers_backward(term: str, inst: Instance) -> bool:
+    """Whether term ``term`` of :func:`bounds.lower_bound` is proven for every schedule of
+    ``inst`` with backward recomputation: always for a fused instance (it has none), else
+    when its theorem's :data:`COVERAGE` is ``"holds"`` (and its ``when`` holds)."""
+    from .theorems import term_ids
+
+    if not inst.split:
+        return True
+    cov = COVERAGE.get(term_ids()[term])
+    return cov is not None and cov.status == "holds" and (cov.when is None or cov.when(inst))
+
+
+__all__ = ["DOC", "Coverage", "COVERAGE", "covers_backward", "split_drain_backward_value", "single_slot_backward_gpu_value",
            "single_slot_backward_value", "release_min", "split_memory_time_backward_value",
            "gpu_subset_backward_value", "memory_slots_backward_value",
            "single_slot_backward_mw_value", "first_backward_backward_value", "terms"]
