@@ -250,7 +250,8 @@ def covers_backward(term: str, inst: Instance) -> bool:
     return cov is not None and cov.status == "holds" and (cov.when is None or cov.when(inst))
 
 
-__all__ = ["DOC", "Coverage", "COVERAGE", "covers_backward", "split_drain_backward_value", "single_slot_backward_gpu_value",
+__all__ = ["DOC", "Coverage", "COVERAGE", "covers_backward", "split_drain_backward_value",
+           "single_slot_backward_gpu_value",
            "single_slot_backward_value", "release_min", "split_memory_time_backward_value",
            "gpu_subset_backward_value", "memory_slots_backward_value",
            "single_slot_backward_mw_value", "first_backward_backward_value", "terms"]

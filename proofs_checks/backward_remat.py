@@ -121,7 +121,8 @@ def _solve(inst: Instance):
 @check("Bounds over the full model (backward recomputation: S1r, S3r, T3r, MW1r, MW7r, MW9r, "
        "MW11r)",
        theorems=("S1r", "S3r", "T3r", "MW1r", "MW7r", "MW9r", "MW11r"), kind="exhaustive",
-       range={"quick": f"{len(REFUTATIONS)} refutations + {len(QUICK)} split instances, v <= 2, K in {{1,2,3}}",
+       range={"quick": f"{len(REFUTATIONS)} refutations + {len(QUICK)} split instances, v <= 2, "
+                       "K in {1,2,3}",
               "full": "split v = 1: P <= 3, m <= 5, K < m, f, b_I, b_W in 1..3; v = 2 both "
                       "placements: P <= 3, m <= 3, K < 2m, f, b_I, b_W in 1..2"})
 def backward_remat_valid(ctx: Context, insts: Optional[list[Instance]] = None) -> CheckResult:
