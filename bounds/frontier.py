@@ -16,6 +16,11 @@
   ``K* = max(KF2, 1 + [m > 2 + b/f])`` (false for ``b < 2 f``).
 * **KF4** (``v = 2``, fused, ``m >= P``; observed, open): looped with ``f <= b``:
   ``K* = P + 1``; vshape with ``f = b``: ``K* = 2 P``.
+* **KF5** (``v >= 2``, fused or split, both placements; proven): ``K* >= max(K_F, K_L)`` with
+  ``K_F`` the least ``K`` at which MW11 (the stores before a GPU's first backward) is at most
+  ``OPT(inf)`` and ``K_L`` the least ``K`` at which MW7 (the lifespans of the activations of
+  the looped or V-shaped chain) is: :func:`first_backward_threshold`,
+  :func:`lifespan_threshold`, :func:`kf5_value`.
 
 :func:`K_star_low` is the generic lower bound (any instance): the least ``K`` whose proven lower
 bound does not exceed a known ``OPT(inf)``.
@@ -110,6 +115,69 @@ def kf4_value(inst: Instance) -> Optional[int]:
     if inst.placement == "vshape" and inst.f == inst.b:
         return 2 * inst.P
     return None
+
+
+def _least_K(inst: Instance, value, optimum_unconstrained: Fraction) -> int:
+    """The least ``K`` in ``1 .. v m`` with ``value(inst at K) <= optimum_unconstrained``
+    (``v m`` when none is: memory never binds there)."""
+    top = memory_never_binds(inst)
+    for K in range(1, top):
+        if value(inst.with_(K=K)) <= optimum_unconstrained:
+            return K
+    return top
+
+
+def first_backward_threshold(inst: Instance, optimum_unconstrained: Fraction) -> int:
+    """``K_F`` of KF5: the least ``K`` with MW11 (:func:`bounds.multi_wave.first_backward_value`)
+    at most ``OPT(inf)`` (``v >= 2``).
+
+    MW11 at ``K`` is ``max_p [h_p + v m u - K f + end_p(K)]``, ``h_p = S f + (S - 1 - s_v) b_c``
+    the head of the backward of the GPU's top stage: before its first backward a GPU runs only
+    ``F`` and ``R``, stores at most ``K`` activations and must not idle more than the slack
+    ``OPT(inf) - (h_p + v m u + end_p)``; so ``K f`` must cover the rest. Fused, ``end_p =
+    s_1 b`` does not depend on ``K`` and ``K_F = max_p ceil((h_p + v m u + s_1 b - OPT(inf)) /
+    f)`` (at least 1).
+
+    >>> inst = Instance(P=2, m=2, v=2, f=1, b_I=1, b_W=1)
+    >>> first_backward_threshold(inst, Fraction(13))
+    4
+    """
+    from .multi_wave import first_backward_value
+
+    return _least_K(inst, first_backward_value, optimum_unconstrained)
+
+
+def lifespan_threshold(inst: Instance, optimum_unconstrained: Fraction) -> int:
+    """``K_L`` of KF5: the least ``K`` with MW7 (:func:`bounds.multi_wave.memory_slots_value`,
+    the activation lifespans) at most ``OPT(inf)`` (``v >= 2``).
+
+    A kept activation of stage ``s`` lives at least its round trip ``(S - s)(f + b_c)`` (split
+    ``(S - s)(f + b_I) + b_W``), a recomputed one ``f + b`` and costs ``f`` more work; at most
+    ``K`` live at once, so their total fits ``K`` times the GPU's window less the slot edge.
+
+    >>> lifespan_threshold(Instance(P=2, m=2, v=2, f=1, b_I=1, b_W=1), Fraction(13))
+    2
+    """
+    from .multi_wave import memory_slots_value
+
+    return _least_K(inst, memory_slots_value, optimum_unconstrained)
+
+
+@theorem("KF5", "v >= 2: K* >= max(K_F, K_L), MW11 and MW7 read at OPT(inf)",
+         FRONTIER + "8. KF5 (`v ≥ 2`: first-backward and lifespan thresholds)")
+def kf5_value(inst: Instance, optimum_unconstrained: Fraction) -> int:
+    """KF5: ``max(K_F, K_L)`` (:func:`first_backward_threshold`, :func:`lifespan_threshold`), a
+    lower bound on ``K*`` of every ``v >= 2`` instance without delay, given its ``OPT(inf)``:
+    for ``K`` below it MW11 or MW7 exceeds ``OPT(inf)``, so ``OPT(K) > OPT(inf)``.
+
+    >>> kf5_value(Instance(P=2, m=3, v=2, placement="vshape", f=1, b_I=2, b_W=1), Fraction(25))
+    5
+    """
+    if inst.v < 2 or inst.c:
+        raise ValueError("KF5 is stated for v >= 2 without delay")
+    base = inst.with_(K=None)
+    return max(first_backward_threshold(base, optimum_unconstrained),
+               lifespan_threshold(base, optimum_unconstrained))
 
 
 def unconstrained_optimum(inst: Instance) -> Optional[Fraction]:

@@ -16,6 +16,7 @@ tests/test_frontier.py can plant an error and see the check fail.
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 from .registry import CheckResult, Context, check
@@ -210,3 +211,66 @@ def kf4_table(ctx: Context) -> CheckResult:
     from .table import optima_rows
 
     return kf4_agreement(optima_rows(lambda i: i.v == 2 and not i.split and not i.c), kf4_value)
+
+
+KF5_DATA = "data/frontier_v2_split.jsonl"
+"""Exact ``K*`` of small ``v = 2`` split instances (docs/theory_frontier.md §8): per base
+instance ``OPT(inf)`` and ``OPT(K)`` for ``K = 1 .. K*``, each proven by CP-SAT without any
+bound of :mod:`bounds` (``use_theory=False``), written by the sweep of §8."""
+
+
+def kf5_rows() -> list:
+    """``(base instance, OPT(inf), {K: OPT(K)})`` of :data:`KF5_DATA` (repository root)."""
+    from pathlib import Path
+
+    from schedules.instance import Instance
+
+    path = Path(__file__).resolve().parents[1] / KF5_DATA
+    out = []
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        inst = Instance(P=r["P"], m=r["m"], v=2, placement=r["placement"], f=r["f"],
+                        b_I=r["b_I"], b_W=r["b_W"])
+        out.append((inst, Fraction(r["opt_inf"]),
+                    {int(K): Fraction(x) for K, x in r["opts"].items()}))
+    return out
+
+
+def kf5_agreement(split_rows, fused_rows, kf5_fn) -> CheckResult:
+    """KF5 ``<= K*`` on every row: ``split_rows`` as :func:`kf5_rows` (the rows must read
+    ``OPT(K) > OPT(inf)`` below their last ``K`` and ``= OPT(inf)`` at it, which is then
+    ``K*``), ``fused_rows`` ``(instance, opt)`` rows of the table (``K*`` by
+    :func:`table_k_star`). Reports how often KF5 is ``K*``."""
+    n = equal = 0
+    cases = []
+    for inst, opt_inf, opts in split_rows:
+        K_star = max(opts)
+        if sorted(opts) != list(range(1, K_star + 1)) or opts[K_star] != opt_inf or any(
+                opts[K] <= opt_inf for K in range(1, K_star)):
+            return CheckResult(n, False, None, f"{inst}: the stored curve {opts} does not "
+                               f"give K* (OPT(inf) = {opt_inf})")
+        cases.append((inst, opt_inf, K_star))
+    inf = {i: o for i, o in fused_rows if i.K is None}
+    cases += [(b, inf[b], K) for b, K in table_k_star(fused_rows).items()]
+    for inst, opt_inf, K_star in cases:
+        n += 1
+        got = kf5_fn(inst, opt_inf)
+        if got > K_star:
+            return CheckResult(n, False, None, f"{inst}: KF5 = {got} > K* = {K_star}")
+        equal += got == K_star
+    return CheckResult(n, True, None, f"KF5 = K* on {equal} of {n} ({len(split_rows)} v = 2 "
+                       f"split instances of {KF5_DATA}, the rest v = 2 fused table rows)")
+
+
+@check("KF5 K* >= max(K_F, K_L) for v >= 2 (agreement with exact K*)", kind="exhaustive",
+       theorems=("KF5",),
+       range=f"every instance of {KF5_DATA} (64: v = 2 split, P, m in 2..3, f, b_I, b_W in 1..2, "
+             "both placements) and every v = 2 fused base of pipebounds/data/optima.jsonl with "
+             "a K* (OPT(K) for every K up to it)")
+def kf5_table(ctx: Context) -> CheckResult:
+    from bounds.frontier import kf5_value
+
+    from .table import optima_rows
+
+    return kf5_agreement(kf5_rows(), optima_rows(lambda i: i.v == 2 and not i.split
+                                                  and not i.c), kf5_value)

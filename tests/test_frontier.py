@@ -119,3 +119,78 @@ def test_kf4_check_passes_on_the_table_and_catches_a_planted_error():
     assert good.ok and good.instances >= 20
     bad = kf4_agreement(rows, lambda i: None if kf4_value(i) is None else kf4_value(i) + 1)
     assert not bad.ok
+
+
+# --- KF5 (v >= 2: first-backward and lifespan thresholds; docs/theory_frontier.md §8) ---
+
+def _kf5_inputs():
+    from proofs_checks.frontier import kf5_rows
+    from proofs_checks.table import optima_rows
+
+    return kf5_rows(), optima_rows(lambda i: i.v == 2 and not i.split and not i.c)
+
+
+def test_kf5_check_passes_and_is_mostly_exact():
+    from proofs_checks.frontier import kf5_agreement
+
+    split, fused = _kf5_inputs()
+    res = kf5_agreement(split, fused, kf.kf5_value)
+    assert res.ok, res.detail
+    assert res.instances == len(split) + 123 and len(split) >= 40
+
+
+@pytest.mark.parametrize("planted", [
+    lambda inst, T: kf.kf5_value(inst, T) + 1,
+    lambda inst, T: kf.kf5_value(inst, T - 1),          # OPT(inf) read one unit low
+])
+def test_kf5_planted_errors_are_caught(planted):
+    from proofs_checks.frontier import kf5_agreement
+
+    split, fused = _kf5_inputs()
+    assert not kf5_agreement(split, fused, planted).ok
+
+
+def test_kf5_check_rejects_a_curve_that_does_not_prove_K_star():
+    from proofs_checks.frontier import kf5_agreement
+
+    split, _ = _kf5_inputs()
+    inst, opt_inf, opts = split[0]
+    bad = dict(opts)
+    bad[max(bad) - 1] = opt_inf            # OPT(K* - 1) = OPT(inf): K* would be smaller
+    assert not kf5_agreement([(inst, opt_inf, bad)], [], kf.kf5_value).ok
+
+
+def test_kf5_thresholds_are_the_crossings_of_mw11_and_mw7():
+    """K_F and K_L are the least K whose MW11 / MW7 is at most OPT(inf): the term is above it
+    at K - 1 (when K > 1) and not above at K; fused, K_F has its closed form."""
+    from bounds.multi_wave import first_backward_value, memory_slots_value, stages_by_gpu
+
+    split, fused = _kf5_inputs()
+    for inst, T, _ in split[:12]:
+        for thr, term in ((kf.first_backward_threshold, first_backward_value),
+                          (kf.lifespan_threshold, memory_slots_value)):
+            K = thr(inst, T)
+            assert K == inst.v * inst.m or term(inst.with_(K=K)) <= T
+            assert K == 1 or term(inst.with_(K=K - 1)) > T
+    inf = {i: o for i, o in fused if i.K is None}
+    for inst, T in list(inf.items())[:30]:
+        S, u = inst.S, inst.f + inst.b
+        need = max(S * inst.f + (S - 1 - st[-1]) * inst.b + inst.v * inst.m * u + st[0] * inst.b
+                   for st in stages_by_gpu(inst)) - T
+        closed = max(1, -(-need // inst.f))
+        assert kf.first_backward_threshold(inst, T) == min(closed, inst.v * inst.m)
+
+
+def test_kf5_on_one_stored_row_is_reproduced_by_an_exact_solve():
+    """The smallest stored row's K* re-proven: OPT(K* - 1) > OPT(inf) = OPT(K*) (CP-SAT, no
+    bound of bounds/)."""
+    from pipebounds.search.cpsat import solve_cpsat
+
+    split, _ = _kf5_inputs()
+    inst, opt_inf, opts = min(split, key=lambda r: (r[0].P * r[0].m, r[1]))
+    K = max(opts)
+    below = solve_cpsat(inst.with_(K=K - 1), time_limit=20, use_theory=False)
+    at = solve_cpsat(inst.with_(K=K), time_limit=20, use_theory=False)
+    assert below.status == at.status == "optimal"
+    assert below.makespan > opt_inf == at.makespan
+    assert kf.kf5_value(inst, opt_inf) <= K
