@@ -7,7 +7,7 @@ arguments of T3 split, S1, S3, MW1 at ``K = 1`` (MW8c), MW7 and MW9 assumed a ke
 stays live from its store to its ``W``; this module gives the form of each that holds when
 schedules may contain such ``R`` ops (the ids end in ``r``). The other terms use no memory
 argument and hold as they are: T0 (work and chain; an ``R`` only adds work), S2, MW1 with
-``K >= 2`` (heads and tails of the plain chain) and H1-H3.
+``K >= 2`` (heads and tails of the plain chain), H1-H3 and D1; H4 is evaluated on MW1r's chain.
 
 * **S1r** (drain): ``T >= (P-1) f + m u + D((P-1) b_I, min(K, m), m)`` with
   ``D = bounds.single_wave.input_drain``. S1 itself is *false* here: at ``P = 3, m = 3, K = 2,
