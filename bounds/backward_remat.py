@@ -23,8 +23,8 @@ argument and hold as they are: T0 (work and chain; an ``R`` only adds work), S2,
 * **MW11r**: MW11 with the drain ``D(s_1 b_I, min(K, v m), v m)``, every ``v`` (at ``v = 1``,
   ``s_1 = p``; its GPU-0 term at ``K = 1`` is the plain T3 split's term of GPU ``P - 1``).
 
-T3 split itself is *false* here: at ``P = 3, m = 6, K = 1, f = 2, b_I = 6, b_W = 3`` T3 = 84
-(= the optimum without backward ``R``) and the exact model with backward ``R`` has OPT = 82
+T3 split itself is *false* here: at ``P = 4, m = 4, K = 1, f = b_I = b_W = 1`` T3 = 19 (= the
+optimum without backward ``R``) and the exact model with backward ``R`` has OPT = 18
 (docs/theory.md A.11). :data:`COVERAGE` says, for every theorem with a term, whether it holds
 over the full model; :func:`covers_backward` reads it (tests/test_bounds_backward_remat.py
 checks that every term of ``lower_bound(inst, backward_remat=True)`` is covered).
@@ -193,8 +193,8 @@ COVERAGE: dict[str, Coverage] = {
     "T0": Coverage("holds", _NO_MEMORY + "; the chain's exact case has no R"),
     "T1": Coverage("fused", "fused only"),
     "T2": Coverage("fused", "fused only"),
-    "T3": Coverage("replaced", "T3r; T3 split is false: P=3, m=6, K=1, f=2, b_I=6, b_W=3: "
-                               "84 > OPT 82 (fused form: fused only)"),
+    "T3": Coverage("replaced", "T3r; T3 split is false: P=4, m=4, K=1, f=b_I=b_W=1: 19 > "
+                               "OPT 18 (fused form: fused only)"),
     "T3d": Coverage("fused", "fused only"),
     "S1": Coverage("replaced", "S1r; S1 is false: P=3, m=3, K=2, f=3, b_I=3, b_W=1: 32 > 31"),
     "S2": Coverage("holds", _NO_MEMORY + " (GPU 0's first I waits for a chain, then its "

@@ -37,11 +37,12 @@ REFUTATIONS = (
     (dict(P=3, m=3, K=2, f=3, b_I=3, b_W=1), "split_drain"),
     (dict(P=3, m=1, K=1, v=2, placement="vshape", f=2, b_I=2, b_W=2), "mw_gpu_subset"),
     (dict(P=2, m=3, K=1, v=2, placement="vshape", f=1, b_I=2, b_W=1), "mw_single_slot"),
-    (dict(P=3, m=6, K=1, f=2, b_I=6, b_W=3), "single_slot"),
+    (dict(P=4, m=4, K=1, f=1, b_I=1, b_W=1), "single_slot"),
 )
 """Instances where a plain term is above the optimum of the full model: S1 32 > 31, MW1
-(MW8d) 30 > 28, MW9 32 > 31 (found by this check's range) and T3 split 84 > 82 (found by the
-search aimed at T3 > T3r of docs/theory.md A.11; MW11r = 82 there)."""
+(MW8d) 30 > 28, MW9 32 > 31 (found by this check's range) and T3 split 19 > 18 at unit
+durations (found by the search of docs/theory.md A.11 aimed at T3 > T3r; MW11r = T3r = 18
+there)."""
 
 QUICK = (
     dict(P=2, m=4, K=3, f=2, b_I=2, b_W=2),
