@@ -167,14 +167,17 @@ def lifespan_threshold(inst: Instance, optimum_unconstrained: Fraction) -> int:
          FRONTIER + "8. KF5 (`v ≥ 2`: first-backward and lifespan thresholds)")
 def kf5_value(inst: Instance, optimum_unconstrained: Fraction) -> int:
     """KF5: ``max(K_F, K_L)`` (:func:`first_backward_threshold`, :func:`lifespan_threshold`), a
-    lower bound on ``K*`` of every ``v >= 2`` instance without delay, given its ``OPT(inf)``:
+    lower bound on ``K*`` of every ``v >= 2`` instance (uniform durations, no delay, no byte
+    budget, no ``F&B`` ops, one direction), given its ``OPT(inf)``:
     for ``K`` below it MW11 or MW7 exceeds ``OPT(inf)``, so ``OPT(K) > OPT(inf)``.
 
     >>> kf5_value(Instance(P=2, m=3, v=2, placement="vshape", f=1, b_I=2, b_W=1), Fraction(25))
     5
     """
-    if inst.v < 2 or inst.c:
-        raise ValueError("KF5 is stated for v >= 2 without delay")
+    if (inst.v < 2 or inst.c or not inst.uniform or inst.memory is not None
+            or inst.overlapped or inst.directions != 1):
+        raise ValueError("KF5 is stated for v >= 2 with uniform durations, no delay, no byte "
+                         "budget, no F&B ops and one direction (MW7 and MW11 as proven)")
     base = inst.with_(K=None)
     return max(first_backward_threshold(base, optimum_unconstrained),
                lifespan_threshold(base, optimum_unconstrained))

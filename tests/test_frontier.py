@@ -194,3 +194,10 @@ def test_kf5_on_one_stored_row_is_reproduced_by_an_exact_solve():
     assert below.status == at.status == "optimal"
     assert below.makespan > opt_inf == at.makespan
     assert kf.kf5_value(inst, opt_inf) <= K
+
+
+def test_kf5_refuses_instances_outside_its_statement():
+    for inst in (Instance(P=2, m=2, f=1, b=2), Instance(P=2, m=2, v=2, f=1, b=2, c=1),
+                 Instance(P=2, m=2, v=2, f=[1, 2, 1, 1], b=2)):
+        with pytest.raises(ValueError):
+            kf.kf5_value(inst, Fraction(100))
