@@ -216,6 +216,7 @@ COVERAGE: dict[str, Coverage] = {
                                  "release a slot (no r form)"),
     "MW11": Coverage("replaced", "MW11r (drain D)"),
     "MW12": Coverage("fused", "fused only"),
+    "MW13": Coverage("left out", "not proven with backward R (theory_multiwave.md B.6)"),
     "S1r": Coverage("holds", "docs/theory.md A.11"),
     "S3r": Coverage("holds", "docs/theory.md A.11"),
     "T3r": Coverage("holds", "docs/theory.md A.11"),
@@ -232,6 +233,8 @@ COVERAGE: dict[str, Coverage] = {
     "H7": Coverage("left out", "MW7's argument (replaced by MW7r uniformly)"),
     "H8": Coverage("left out", "S1's argument (refuted over the full model)"),
     "H9": Coverage("left out", "MW11's drain (replaced by MW11r uniformly)"),
+    "H10": Coverage("holds", "split: the form with A.11's chain and drain after the last I "
+                    "(docs/theory.md A.9), which lower_bound takes with backward_remat=True"),
     "D1": Coverage("holds", "A.12: every schedule, recomputation of either kind"),
 }
 """Theorem id -> :class:`Coverage`, for every registered theorem that has terms (the table
