@@ -1,7 +1,8 @@
 """Synthesis quality (docs/synthesis.md): certified gap against seconds, against ``best``, and
 against the zero-bubble heuristic on its published instances.
 
-    python benchmarks/bench_synthesis.py set [--time-limit S] [--best-limit S] [--out FILE]
+    python benchmarks/bench_synthesis.py set [--time-limit S] [--clock wall|cpu] [--only I,J]
+                                             [--best-limit S] [--out FILE]
     python benchmarks/bench_synthesis.py curve [--time-limit S]
     python benchmarks/bench_synthesis.py zb [--time-limit S]
 
@@ -14,6 +15,8 @@ improvement) on three sizes. ``zb``: the zero-bubble repository's two published 
 its memory limit (REFERENCES.md): per-rank span and makespan of its heuristic (the ``zb-2p``
 generator), of ``synthesize`` with each objective, and the bounds. Every schedule is validated.
 Wall times on the shared machine are inflated by its load; the script prints the load average.
+``--clock cpu`` gives each instance ``--time-limit`` CPU seconds instead (``synthesize(clock=
+"cpu")``): the measure to use on a loaded machine. ``--only`` runs a few of the 24 (indices).
 """
 
 from __future__ import annotations
@@ -88,12 +91,16 @@ def run_set(args) -> None:
                 r = json.loads(line)
                 rows.append(r)
                 done.add(json.dumps(r["instance"], sort_keys=True))
-    for inst in hidden_like_set():
+    chosen = None if args.only is None else {int(x) for x in args.only.split(",")}
+    for i, inst in enumerate(hidden_like_set()):
+        if chosen is not None and i not in chosen:
+            continue
         key = json.dumps(inst.to_dict(), sort_keys=True)
         if key in done:
             continue
         c0 = time.process_time()
-        res = synthesize(inst, time_limit=args.time_limit)
+        res = synthesize(inst, time_limit=args.time_limit, clock=args.clock,
+                         seed=args.seed)
         cpu = time.process_time() - c0
         t0 = time.monotonic()
         if args.best_limit > 0:
@@ -120,7 +127,7 @@ def run_set(args) -> None:
         print(f"# CPU seconds per instance (this process): mean {sum(cpus) / len(cpus):.2f}")
     gaps = [r["gap"] for r in rows]
     bgaps = [r["best_gap"] for r in rows if r["best_gap"] is not None]
-    print(f"# synthesize ({args.time_limit} s each): mean gap {sum(gaps) / len(gaps):.4f}, "
+    print(f"# synthesize ({args.time_limit} {args.clock} s each): mean gap {sum(gaps) / len(gaps):.4f}, "
           f"worst {max(gaps):.4f}, optimal {sum(r['status'] == 'optimal' for r in rows)} "
           f"of {len(rows)}")
     print(f"# best ({args.best_limit} s per family): schedule on {len(bgaps)} of {len(rows)}, "
@@ -182,6 +189,12 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", choices=("set", "curve", "zb"))
     p.add_argument("--time-limit", type=float, default=15.0)
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="set: --time-limit in wall or CPU seconds (cpu: a fixed budget per "
+                        "instance whatever the load)")
+    p.add_argument("--only", default=None,
+                   help="set: comma-separated indices into the 24 instances (default all)")
+    p.add_argument("--seed", type=int, default=0, help="set: synthesize's seed")
     p.add_argument("--best-limit", type=float, default=2.0,
                    help="seconds per family for best (0: skip best)")
     p.add_argument("--out", default=None, help="JSON lines (resumed when it exists)")

@@ -299,3 +299,16 @@ def test_searched_rules_give_valid_schedules_within_K_and_stop_at_the_target():
     r = Rule(a_F=1.0, a_W=5.0, beta=2.0, gamma=0.0, S=inst.S)  # backward before forward,
     assert r(Op(0, "I", 3), 0) < r(Op(0, "F", 3), 0) < r(Op(0, "W", 3), 0)  # W last
     assert r(Op(0, "I", 3), 0) > r(Op(0, "I", 2), 0)  # older microbatches first
+
+
+def test_cpu_clock_is_a_cpu_budget_and_a_bad_clock_is_an_error():
+    inst = Instance(P=4, m=8, K=3, v=2, b_I=1, b_W=1)  # 192 ops: start, exact phase, LNS
+    c0 = time.process_time()
+    res = synthesize(inst, time_limit=2.0, clock="cpu", per_family=0.3)
+    used = time.process_time() - c0
+    _check(inst, res)
+    assert res.seconds <= 2.0 + 1.0  # CPU seconds, the result's clock
+    assert used <= 2.0 + 1.5  # the grace: a sub-solver's last step and the final check
+    assert any("exact phase" in m for m in res.methods)
+    with pytest.raises(SynthesisError, match="clock"):
+        synthesize(inst, clock="sundial")

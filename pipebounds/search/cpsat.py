@@ -326,11 +326,14 @@ measured 2-8x faster on the hard instances of this model and proves some that 1 
 
 def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
         channel: Channel = SILENT, catch_sigint: bool = True,
-        linearization: Optional[int] = None):
+        linearization: Optional[int] = None, seed: Optional[int] = None):
     """Solve the built model; returns ``(solver, status code)``. ``linearization``: CP-SAT's
-    ``linearization_level`` (default :data:`LINEARIZATION`)."""
+    ``linearization_level`` (default :data:`LINEARIZATION`); ``seed``: its ``random_seed`` (None:
+    CP-SAT's default)."""
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = max(1, int(workers))
+    if seed is not None:
+        solver.parameters.random_seed = int(seed) % (1 << 31)
     solver.parameters.linearization_level = (LINEARIZATION if linearization is None
                                              else int(linearization))
     solver.parameters.catch_sigint_signal = catch_sigint and not watching()
@@ -384,13 +387,15 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
                 use_known: bool = True, use_theory: bool = True,
                 hint: Optional[Schedule] = None, known=None, channel: Channel = SILENT,
                 symmetry: str = "auto", catch_sigint: bool = True,
-                lb_theory: Optional[Fraction] = None, backward: bool = False) -> SolveResult:
+                lb_theory: Optional[Fraction] = None, backward: bool = False,
+                seed: Optional[int] = None) -> SolveResult:
     """Solve ``inst`` with CP-SAT: :func:`build`, :func:`run`, :func:`result`.
 
     ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
     ``hint``: a valid schedule of ``inst`` to start from (horizon and solution hint) in place
     of the best known one; ``known``: :func:`best_known`'s answer, ``lb_theory``: the theory's
-    bound, when already computed.
+    bound, when already computed. ``seed``: CP-SAT's random seed (None: its default; for
+    restarts of a search).
     """
     require_one_direction(inst, "CP-SAT")
     t0 = time.monotonic()
@@ -407,5 +412,5 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
     b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry, lb_theory=lb_theory,
               backward=backward)
     left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - t0))
-    solver, code = run(b, left, workers, channel, catch_sigint)
+    solver, code = run(b, left, workers, channel, catch_sigint, seed=seed)
     return result(b, solver, code, time.monotonic() - t0)

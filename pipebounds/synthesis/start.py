@@ -12,7 +12,9 @@
   :func:`~schedules.remat.fit_memory`, which can beat holding fewer microbatches).
 
 Each candidate is re-timed by :func:`schedules.simulate.simulate` on the instance with the
-limit (``K`` or the byte budget) and kept only when valid.
+limit (``K`` or the byte budget) and kept only when valid. Deadlines are read on the clock
+``now`` (``time.monotonic``, or ``time.process_time`` for a CPU budget); the limits handed to
+the sub-solvers are the seconds left, in wall time, which never uses more CPU than that.
 """
 
 from __future__ import annotations
@@ -103,9 +105,10 @@ def _remat_choices(sched: Schedule) -> int:
 
 def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
                       per_family: float, deadline: float, families=None,
-                      stop=lambda: False) -> tuple[list[Candidate], list[str], object]:
+                      stop=lambda: False, now: Callable[[], float] = time.monotonic
+                      ) -> tuple[list[Candidate], list[str], object]:
     """Every family fitted by fit_memory, then optimally rematerialized (one family at a time
-    until ``deadline``). Returns ``(candidates, notes, entries)`` (an
+    until ``deadline`` on the clock ``now``). Returns ``(candidates, notes, entries)`` (an
     :class:`pipebounds.services.best.Entry` per family rematerialized)."""
     from pipebounds.services.best import Entry, family_schedules
     from schedules.remat import RematError, fit_memory
@@ -118,7 +121,7 @@ def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
     fitted_of = {}
     if K is not None:  # fast fallback first: every family fitted by fit_memory (no polish)
         for name, sched in families.items():
-            if time.monotonic() > deadline or stop():
+            if now() > deadline or stop():
                 break
             try:
                 fitted = fit_memory(sched, K, polish=False)
@@ -132,19 +135,19 @@ def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
     for name, sched in families.items():
         if stop():
             break
-        if time.monotonic() >= deadline:
+        if now() >= deadline:
             notes.append(f"families from {name!r} on not rematerialized optimally: start "
                          f"phase time over")
             break
         choices = _remat_choices(sched)
-        left = deadline - time.monotonic()
+        left = deadline - now()
         if choices * BUILD_SECONDS_PER_CHOICE > left:
             notes.append(f"{name}: optimal remat skipped (about {choices} recompute choices, "
                          f"more to build than the {max(0.0, left):.1f} s left)")
             continue
         try:  # best's optimal remat, hinted with the fast fit (its polish is slow at size)
             r = optimal_remat(sched, K=K, budget_bytes=budget, backward=backward,
-                              time_limit=max(0.1, min(per_family, deadline - time.monotonic())),
+                              time_limit=max(0.1, min(per_family, deadline - now())),
                               hint=None if backward else fitted_of.get(name),
                               catch_sigint=False)
         except (RematError, ValueError) as exc:
@@ -209,7 +212,8 @@ def _fitted(inst: Instance, sched: Schedule, K: Optional[int], above: bool
 
 def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                     byte_caps: Optional[list[int]] = None,
-                    stop=lambda: False, target: Optional[Fraction] = None) -> list[Candidate]:
+                    stop=lambda: False, target: Optional[Fraction] = None,
+                    now: Callable[[], float] = time.monotonic) -> list[Candidate]:
     """List schedules for every rule of :data:`RULES`, ``hold_forward`` off and on, and caps
     from ``K`` up (:func:`_cap_order`; count model) or ``byte_caps`` (a bytes budget: caps
     that fit it), until ``deadline`` or ``stop()``; the first valid one is made in any case (a
@@ -229,7 +233,7 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
         caps = [None]
     else:
         top = max(K, v) + CAP_STEPS * v + 1
-        if time.monotonic() < deadline:  # the unconstrained list schedule's peak: no cap
+        if now() < deadline:  # the unconstrained list schedule's peak: no cap
             try:                         # above it changes anything
                 top = max(simulate(list_schedule(free, split=inst.split)).peak_memory)
             except (GeneratorError, ValueError):
@@ -239,7 +243,7 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
     for cap in caps:
         for name, key in RULES.items():
             for hold in (False, True):
-                if out and (time.monotonic() > deadline or stop()):
+                if out and (now() > deadline or stop()):
                     return out  # one valid schedule at least, whatever the time left
                 try:
                     sched = list_schedule(free, cap=None if cap is None else [cap] * inst.P,
@@ -257,7 +261,8 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
 
 
 def polish_candidates(inst: Instance, K: int, cands: list[Candidate], deadline: float,
-                      top: int = POLISH_TOP, stop=lambda: False) -> list[Candidate]:
+                      top: int = POLISH_TOP, stop=lambda: False,
+                      now: Callable[[], float] = time.monotonic) -> list[Candidate]:
     """The ``top`` best candidates that were fitted by :func:`~schedules.remat.fit_memory`
     without polish, fitted again with it (until ``deadline``); those that got shorter."""
     from schedules.deadline import Deadline
@@ -266,7 +271,7 @@ def polish_candidates(inst: Instance, K: int, cands: list[Candidate], deadline: 
     out: list[Candidate] = []
     fitted = sorted((c for c in cands if c.base is not None), key=lambda c: c.makespan)
     for c in fitted[:top]:
-        left = deadline - time.monotonic()
+        left = deadline - now()
         if left <= 0 or stop():
             break
         try:
@@ -343,7 +348,8 @@ PATIENCE = 500
 
 def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed: int = 0,
                         stop=lambda: False, target: Optional[Fraction] = None,
-                        patience: int = PATIENCE, restart: bool = False) -> list[Candidate]:
+                        patience: int = PATIENCE, restart: bool = False,
+                        now: Callable[[], float] = time.monotonic) -> list[Candidate]:
     """The list scheduler under searched priority rules (:class:`Rule`) and caps (``K`` up to
     ``K + CAP_STEPS v`` or none, fitted by :func:`~schedules.remat.fit_memory`), many restarts
     until ``deadline``: a third drawn at random, the rest perturbations of the best so far
@@ -362,7 +368,7 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
     best: Optional[tuple] = None  # (makespan, rule, step, tilt, hold)
     found: list[Candidate] = []
     n = last = 0
-    while time.monotonic() < deadline and not stop():
+    while now() < deadline and not stop():
         if best is not None and target is not None and best[0] <= target:
             break
         if n - last >= patience:

@@ -44,8 +44,12 @@ from schedules.instance import require_one_direction
 
 
 OBJECTIVES = ("makespan", "span")
+CLOCKS = {"wall": time.monotonic, "cpu": time.process_time}
+"""The clocks a time limit can be given on (``synthesize(clock=...)``)."""
 EXACT_OPS = 400
-"""Instances with at most this many ops get the exact phase (the full CP-SAT model)."""
+"""Instances with at most this many ops (``F``, ``B`` or ``I``, ``W``; recomputes not counted:
+the model has an optional ``R`` per pair whatever the incumbent) get the exact phase (the full
+CP-SAT model)."""
 EXACT_SHARE = 0.8
 """Share of the time left after the start that the exact phase gets (measured: on instances of
 128-400 ops the full model hinted with the incumbent improves it more per second than the
@@ -140,7 +144,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                time_limit: float = 60.0, objective: str = "makespan",
                channel: Channel = SILENT, seed: int = 0, backward: bool = False,
                families=None, per_family: Optional[float] = None,
-               start=(), exact: bool = True) -> SynthesisResult:
+               start=(), exact: bool = True, clock: str = "wall") -> SynthesisResult:
     """A valid schedule of ``inst`` under ``K`` (default ``inst.K``) or ``budget_bytes`` (with
     ``inst.memory``), improved until ``time_limit`` seconds (module docstring).
 
@@ -153,10 +157,17 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     limit). ``start``: ``(source, schedule)`` pairs to start from as well (e.g. ``best``'s
     entries; each kept only when valid under the limit), so the result is never worse.
     ``exact``: run the exact phase on small instances (off when an exact solver runs next,
-    e.g. ``pipebounds solve``'s first incumbent).
+    e.g. ``pipebounds solve``'s first incumbent). ``clock``: ``wall`` (``time_limit`` in wall
+    seconds) or ``cpu`` (in CPU seconds of this process, ``time.process_time``: a fixed budget
+    whatever the machine's load; every phase's deadline is on that clock, the sub-solvers get
+    the seconds left as their wall limit, so they never use more CPU). ``seconds`` and
+    ``history`` are on the same clock.
     """
     require_one_direction(inst, "synthesize")
-    t0 = time.monotonic()
+    if clock not in CLOCKS:
+        raise SynthesisError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+    now = CLOCKS[clock]
+    t0 = now()
     if objective not in OBJECTIVES:
         raise SynthesisError(f"objective must be one of {', '.join(OBJECTIVES)}, got "
                              f"{objective!r}")
@@ -185,19 +196,19 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
             return False
         state["best"], state["secondary"] = (c, value), secondary
         if cur is None or value < cur[1]:
-            history.append((round(time.monotonic() - t0, 3), value))
+            history.append((round(now() - t0, 3), value))
             channel.incumbent("synthesize", int(value * work.unit),
                               [list(seq) for seq in c.schedule.orders])
         return True
 
     def done() -> bool:
-        return channel.stop() or time.monotonic() >= deadline or (
+        return channel.stop() or now() >= deadline or (
             state["best"] is not None and state["best"][1] <= lb)
 
     # 1. starting schedules ------------------------------------------------------------------
     byte_caps = _byte_caps(work) if in_bytes else None
     cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop,
-                            lb if objective == "makespan" else None)
+                            lb if objective == "makespan" else None, now=now)
     methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
     for src, sched in start:
         ms = check(work, sched)
@@ -215,7 +226,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         fam, notes, _ = family_candidates(work, None if in_bytes else K_eff,
                                           work.memory.budget if in_bytes else None, backward,
                                           share, t0 + 0.35 * time_limit, families,
-                                          channel.stop)
+                                          channel.stop, now=now)
         methods.append(f"families with optimal remat ({share:.2f} s each): {len(fam)} valid")
         methods.extend(notes)
         for c in sorted(fam, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
@@ -226,12 +237,12 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     small = exact and objective == "makespan" and base_ops <= EXACT_OPS
     if not in_bytes and not done():
         until = t0 + (SEARCH_SMALL if small else SEARCH_LARGE) * time_limit
-        t_search = time.monotonic()
+        t_search = now()
         found = searched_candidates(work, K_eff, until, seed, channel.stop,
                                     lb if objective == "makespan" else None,
                                     patience=SMALL_PATIENCE if small else PATIENCE,
-                                    restart=not small)
-        methods.append(f"searched list rules ({time.monotonic() - t_search:.1f} s, at most "
+                                    restart=not small, now=now)
+        methods.append(f"searched list rules ({now() - t_search:.1f} s, at most "
                        f"{until - t_search:.1f}): best {found[0].makespan if found else None}")
         for c in found[:3 if objective == "span" else 1]:
             offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
@@ -239,8 +250,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         cands += found
     if K_eff is not None and not in_bytes and not done():
         pol = polish_candidates(work, K_eff, cands,
-                                min(deadline, time.monotonic() + 0.05 * time_limit),
-                                stop=channel.stop)
+                                min(deadline, now() + 0.05 * time_limit),
+                                stop=channel.stop, now=now)
         methods.append(f"fit_memory's polish on the {POLISH_TOP} best fitted starts: "
                        f"{len(pol)} shorter")
         for c in sorted(pol, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
@@ -257,32 +268,39 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         methods.append("exact phase and neighbourhoods skipped: the incumbent recomputes "
                        "between I and W, which the CP-SAT model does not represent")
     # 2. exact phase -------------------------------------------------------------------------
-    n_ops = sum(len(seq) for seq in state["best"][0].schedule.orders)
-    if lns_ok and exact and objective == "makespan" and n_ops <= EXACT_OPS and not done():
+    if lns_ok and small and not done():
         from pipebounds.search.cpsat import solve_cpsat
 
-        cur = state["best"][0]
-        left = deadline - time.monotonic()
-        res = solve_cpsat(work, time_limit=max(0.1, EXACT_SHARE * left), hint=cur.schedule,
-                          channel=_StopOnly(channel), catch_sigint=False, lb_theory=lb)
-        methods.append(f"exact phase (full CP-SAT, {EXACT_SHARE * left:.1f} s): {res.status}")
-        if res.schedule is not None:
-            ms = check(work, res.schedule)
-            if ms is not None:
-                offer(Candidate("cpsat", res.schedule, ms), ms)
-        exact_lb = res.lower_bound
-        if res.status == "optimal" and state["best"][1] == res.makespan:
-            lb = max(lb, res.lower_bound)
-            binding = binding + ("solver",)
-    elif objective == "makespan" and lns_ok and exact and n_ops > EXACT_OPS:
-        methods.append(f"exact phase skipped: {n_ops} ops > {EXACT_OPS}")
+        share = EXACT_SHARE * (deadline - now())
+        until = now() + share
+        runs, statuses = 0, []
+        while not done() and until - now() > 0.1:  # restarts: the clock is CPU and the
+            runs += 1                                 # wall limit ended the run early
+            res = solve_cpsat(work, time_limit=until - now(), hint=state["best"][0].schedule,
+                              channel=_StopOnly(channel), catch_sigint=False, lb_theory=lb,
+                              seed=None if runs == 1 else seed + runs)
+            statuses.append(res.status)
+            if res.schedule is not None:
+                ms = check(work, res.schedule)
+                if ms is not None:
+                    offer(Candidate("cpsat", res.schedule, ms), ms)
+            exact_lb = max(exact_lb, res.lower_bound)
+            if res.status == "optimal" and state["best"][1] == res.makespan:
+                lb = max(lb, res.lower_bound)
+                binding = binding + ("solver",)
+            if res.status in ("optimal", "infeasible"):
+                break
+        methods.append(f"exact phase (full CP-SAT, {share:.1f} s, {runs} run"
+                       f"{'s' if runs != 1 else ''}): {', '.join(statuses)}")
+    elif objective == "makespan" and lns_ok and exact and not small:
+        methods.append(f"exact phase skipped: {base_ops} ops > {EXACT_OPS}")
     if exact_lb > lb and state["best"][1] >= exact_lb:
         lb, binding = exact_lb, binding + ("solver",)
     # 3. large neighbourhood search ----------------------------------------------------------
     improved = 0
     if lns_ok and not done():
         improved = _lns(work, state, offer, done, deadline, lb, objective, _region(names),
-                        seed, methods, time_limit, channel)
+                        seed, methods, time_limit, channel, now)
     cand, value = state["best"]
     final = simulate(cand.schedule.with_instance(work))
     assert final.valid, f"synthesized schedule invalid: {final.errors[:3]}"
@@ -292,7 +310,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     status = "optimal" if value == lb else "feasible"
     sched = cand.schedule.with_instance(work)
     return SynthesisResult(sched, final.makespan, lb, binding, status, source,
-                           time.monotonic() - t0, objective, value, tuple(methods),
+                           now() - t0, objective, value, tuple(methods),
                            tuple(history), bool(channel.stop()),
                            {"candidates": len(cands), "improving_neighbourhoods": improved})
 
@@ -326,7 +344,7 @@ def _byte_caps(inst: Instance) -> list[int]:
 
 
 def _lns(work, state, offer, done, deadline, lb, objective, region, seed, methods,
-         time_limit, channel) -> int:
+         time_limit, channel, now=time.monotonic) -> int:
     """The neighbourhood loop; returns how many neighbourhoods improved the incumbent."""
     rng = random.Random(seed)
     improved = tried = accepted = 0
@@ -338,7 +356,7 @@ def _lns(work, state, offer, done, deadline, lb, objective, region, seed, method
     while not done():
         cand, value = state["best"]
         if base is None:
-            if deadline - time.monotonic() < BUILD_SECONDS_PER_OP * cand.schedule.num_ops:
+            if deadline - now() < BUILD_SECONDS_PER_OP * cand.schedule.num_ops:
                 methods.append("neighbourhoods stopped: too little time left to build the "
                                "model")
                 break
@@ -360,13 +378,13 @@ def _lns(work, state, offer, done, deadline, lb, objective, region, seed, method
             continue
         ws, wts = zip(*open_)
         win = rng.choices(ws, weights=wts)[0]
-        left = deadline - time.monotonic()
+        left = deadline - now()
         if left <= 0.05:
             break
         tried += 1
-        t_sub = time.monotonic()
+        t_sub = now()
         out = base.solve(win, min(left, per), channel.stop, rng.randrange(1 << 30))
-        spent = time.monotonic() - t_sub
+        spent = now() - t_sub
         statuses[base.last_status] = statuses.get(base.last_status, 0) + 1
         if out is not None:
             ms = check(work, out)
