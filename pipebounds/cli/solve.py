@@ -128,6 +128,20 @@ def _synthesized(inst: Instance, args, limit, channel, deadline=None):
         return None
 
 
+def _beside(inst: Instance, args, limit):
+    """The portfolio's synthesis engine (:class:`pipebounds.synthesis.engine.SynthesisEngine`)
+    when ``--synthesize`` asks for it with the portfolio on an instance whose memory is a count
+    ``K`` (docs/search.md, "Portfolio with synthesis"), else None (the synthesis, if any, runs
+    first and hands its schedule over)."""
+    seconds = _synthesis_seconds(args, limit)
+    if (args.engine not in ("portfolio", "auto") or seconds <= 0.05 or inst.K is None
+            or (inst.memory is not None and inst.memory.budget is not None)):
+        return None
+    from pipebounds.synthesis.engine import SynthesisEngine
+
+    return SynthesisEngine(seconds)
+
+
 def _Quiet(outer):
     """A channel with the caller's stop test only (the solve's progress reports the incumbent
     it adopts)."""
@@ -157,10 +171,14 @@ def solve_report(inst: Instance, args, stop=None, deadline=None) -> dict:
     check_solvable(inst, limit)
     if deadline is None:
         deadline = Deadline.after(limit)
-    incumbent = _synthesized(inst, args, limit, channel, deadline)
+    beside = _beside(inst, args, limit)
+    incumbent = None if beside is not None else _synthesized(inst, args, limit, channel, deadline)
     left = deadline.remaining()
     left = None if left is None else max(0.05, left - END_SECONDS)
-    if args.engine == "cpsat":  # in a process too, so that a signal gets its best answer
+    if beside is not None:  # the synthesis as an engine, beside CP-SAT from the start
+        res = solve_portfolio(inst, SolveOptions(time_limit=left, workers=args.workers),
+                              channel=channel, engines=(beside, "cpsat"), engine_name="portfolio")
+    elif args.engine == "cpsat":  # in a process too, so that a signal gets its best answer
         res = solve_portfolio(inst, SolveOptions(time_limit=left, workers=args.workers,
                                                  incumbent=incumbent),
                               channel=channel, engines=("cpsat",), engine_name="cpsat")

@@ -45,7 +45,7 @@ from .incumbent import best_known
 from schedules.deadline import Deadline
 from schedules.stopping import keep_sigint, solve_seconds, stoppable, watching
 from .model import Model
-from .proof import ceil_units, checked, theory_bound, theory_guard
+from .proof import ceil_units, checked, status_of, theory_bound, theory_guard
 from .result import SolveResult
 from .symmetry import canonical
 from schedules.instance import require_one_direction
@@ -68,6 +68,8 @@ class Built:
     hinted: Optional[Schedule] = None
     backward: bool = False
     back: dict = field(default_factory=dict)   # (s, j) -> (start var, presence literal)
+    cap: Optional[int] = None    # only schedules with T <= cap are looked for (units), or None
+    known: Optional[tuple] = None  # the (source, schedule, makespan) it was built from
 
 
 SYMMETRY = ("auto", "full", "sym1")
@@ -75,7 +77,7 @@ SYMMETRY = ("auto", "full", "sym1")
 
 def build(inst: Instance, use_theory: bool = True, known=None,
           symmetry: str = "auto", lb_theory: Optional[Fraction] = None,
-          backward: bool = False) -> Built:
+          backward: bool = False, cap: Optional[int] = None) -> Built:
     """The model of ``inst`` (see the module docstring). ``known``: ``(source, schedule,
     makespan)`` of a valid schedule (hint and horizon), or None (horizon: the trivial schedule).
     ``symmetry``: ``full`` imposes SYM1-SYM4, ``sym1`` only SYM1, ``auto`` (default) all four
@@ -86,7 +88,14 @@ def build(inst: Instance, use_theory: bool = True, known=None,
     form, memory as a count ``K``): each pair also gets an optional ``R`` between its ``I`` and
     its ``W`` (literal ``rw``); with it the pair's live interval ends with ``I`` and a second
     one runs from that ``R``'s start to the end of ``W``. Only SYM1 is imposed (a relabelling of
-    identical microbatches, valid whatever is recomputed)."""
+    identical microbatches, valid whatever is recomputed).
+
+    ``cap`` (units ``1/unit``): look only for schedules of makespan ``T <= cap`` (the horizon;
+    typically one unit below an incumbent held elsewhere). Then *infeasible* is a proof that
+    every schedule has makespan ``> cap``: the model keeps an ASAP-timed copy of every valid
+    schedule up to the symmetry rules, which relabel microbatches without changing the makespan
+    (:mod:`pipebounds.search.symmetry`), so :func:`result` reports the lower bound ``cap + 1``.
+    ``known`` is then only a hint (its makespan may exceed ``cap``)."""
     if symmetry not in SYMMETRY:
         raise ValueError(f"symmetry must be one of {SYMMETRY}, got {symmetry!r}")
     if backward and not inst.split:
@@ -100,9 +109,17 @@ def build(inst: Instance, use_theory: bool = True, known=None,
     if known is not None:
         theory_guard(inst, known[2], lb_theory)
     horizon = ceil_units(known[2], unit) if known is not None else mdl.trivial_horizon
+    if cap is not None:
+        cap = int(cap)
+        if cap >= horizon:  # the known schedule is within the cap already
+            cap = None
+        else:
+            horizon = max(cap, 0)
     model = cp_model.CpModel()
-    T = model.new_int_var(lb, horizon, "T")
-    b = Built(inst, mdl, model, T, lb, lb_theory, use_theory, horizon)
+    T = model.new_int_var(min(lb, horizon), horizon, "T")
+    if lb > horizon:  # a cap below the theory's bound: infeasible, the theory proves it
+        model.add(T >= lb)
+    b = Built(inst, mdl, model, T, lb, lb_theory, use_theory, horizon, cap=cap, known=known)
     backward = backward and mdl.bounded
     b.backward = backward
     S, m, gpu = mdl.S, mdl.m, mdl.gpu
@@ -124,8 +141,9 @@ def build(inst: Instance, use_theory: bool = True, known=None,
     live: list[list] = [[] for _ in range(mdl.P)]
 
     def interval(op: Op, d: int, optional=None) -> None:
-        s = model.new_int_var(0, horizon - d, f"s{op}")
-        e = model.new_int_var(d, horizon, f"e{op}")
+        # (a cap shorter than an op leaves it no room: T >= its end makes that infeasible)
+        s = model.new_int_var(0, max(0, horizon - d), f"s{op}")
+        e = model.new_int_var(d, max(d, horizon), f"e{op}")
         if optional is None:
             itv = model.new_interval_var(s, d, e, f"i{op}")
         else:
@@ -173,8 +191,8 @@ def build(inst: Instance, use_theory: bool = True, known=None,
                     # free at the end of I, stored again by R(j,s) between I and W
                     rw = model.new_bool_var(f"rw{s}_{j}")
                     d = dFs[s]
-                    sb = model.new_int_var(0, horizon - d, f"sRW{s}_{j}")
-                    eb = model.new_int_var(d, horizon, f"eRW{s}_{j}")
+                    sb = model.new_int_var(0, max(0, horizon - d), f"sRW{s}_{j}")
+                    eb = model.new_int_var(d, max(d, horizon), f"eRW{s}_{j}")
                     per_gpu[gpu[s]].append(model.new_optional_interval_var(
                         sb, d, eb, rw, f"iRW{s}_{j}"))
                     b.back[(s, j)] = (sb, rw)
@@ -278,7 +296,8 @@ def _hint(b: Built) -> None:
     unit = b.mdl.unit
     recomputed = {(op.stage, op.microbatch) for op in times if op.kind == "R"}
     for op, var in b.starts.items():
-        if op in times:
+        # under a cap the hint (above it) is partial: the ops that still fit the horizon
+        if op in times and times[op][1] * unit <= b.horizon:
             b.model.add_hint(var, int(times[op][0] * unit))
     for op, lit in b.present.items():
         b.model.add_hint(lit, (op.stage, op.microbatch) in recomputed)
@@ -374,6 +393,16 @@ def result(b: Built, solver, code, seconds: float) -> SolveResult:
         lower = Fraction(max(b.lb, -(-int(solver.best_objective_bound) // 1)), unit)
         status = "optimal" if lower == ms else "feasible"
         return SolveResult(status, sched, ms, lower, nodes, seconds, "cpsat", "cpsat", stats)
+    if b.cap is not None and code in (cp_model.INFEASIBLE, cp_model.UNKNOWN):
+        # nothing at or below the cap (a proof when infeasible): the hint is the schedule
+        lower = Fraction(max(b.lb, b.cap + 1) if code == cp_model.INFEASIBLE else b.lb, unit)
+        stats["capped"] = b.cap
+        if b.known is None:
+            return SolveResult("unknown", None, None, lower, nodes, seconds, "cpsat", "", stats)
+        sched = b.known[1].with_instance(inst)
+        ms = checked(inst, sched)
+        return SolveResult(status_of(ms, lower), sched, ms, lower, nodes, seconds, "cpsat",
+                           b.known[0], stats)
     if code == cp_model.INFEASIBLE:
         if b.hinted is not None:  # the horizon came from a valid schedule: cannot happen
             raise AssertionError("CP-SAT proved infeasible an instance with a known schedule")
@@ -388,14 +417,15 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
                 hint: Optional[Schedule] = None, known=None, channel: Channel = SILENT,
                 symmetry: str = "auto", catch_sigint: bool = True,
                 lb_theory: Optional[Fraction] = None, backward: bool = False,
-                seed: Optional[int] = None) -> SolveResult:
+                seed: Optional[int] = None, cap: Optional[int] = None) -> SolveResult:
     """Solve ``inst`` with CP-SAT: :func:`build`, :func:`run`, :func:`result`.
 
     ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
     ``hint``: a valid schedule of ``inst`` to start from (horizon and solution hint) in place
     of the best known one; ``known``: :func:`best_known`'s answer, ``lb_theory``: the theory's
     bound, when already computed. ``seed``: CP-SAT's random seed (None: its default; for
-    restarts of a search).
+    restarts of a search). ``cap``: look only below it (units; :func:`build`): an infeasible
+    answer then proves the lower bound ``cap + 1``.
     """
     require_one_direction(inst, "CP-SAT")
     t0 = time.monotonic()
@@ -410,7 +440,7 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
 
         lb_theory = Fraction(lower_bound(inst, backward_remat=True).value)
     b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry, lb_theory=lb_theory,
-              backward=backward)
+              backward=backward, cap=cap)
     left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - t0))
     solver, code = run(b, left, workers, channel, catch_sigint, seed=seed)
     return result(b, solver, code, time.monotonic() - t0)

@@ -127,7 +127,7 @@ class _Failed:
     error: str
 
 
-def _worker(name: str, inst: Instance, options: SolveOptions, q, upper, lower, stop,
+def _worker(backend, inst: Instance, options: SolveOptions, q, upper, lower, stop,
             parent: int) -> None:
     """One engine process. It runs in a session of its own: a terminal's SIGINT reaches only the
     parent, which decides and ends this process with SIGTERM, and the kernel's per-session CPU
@@ -141,14 +141,15 @@ def _worker(name: str, inst: Instance, options: SolveOptions, q, upper, lower, s
     except OSError:  # already a session leader
         pass
     try:
-        res = BACKENDS[name].solve(inst, options, _Shared(q, upper, lower, stop, parent))
+        name = backend.name
+        res = backend.solve(inst, options, _Shared(q, upper, lower, stop, parent))
         unit = inst.unit
         orders = None if res.schedule is None else [list(o) for o in res.schedule.orders]
         q.put(_Done(name, res.status, ceil_units(res.lower_bound, unit),
                     None if res.makespan is None else ceil_units(res.makespan, unit), orders,
                     res.nodes, res.seconds))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises
-        q.put(_Failed(name, f"{type(exc).__name__}: {exc}"))
+        q.put(_Failed(backend.name, f"{type(exc).__name__}: {exc}"))
 
 
 def _context():
@@ -157,10 +158,11 @@ def _context():
 
 
 def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
-                    channel: Channel = SILENT, engines: Sequence[str] = ENGINES,
+                    channel: Channel = SILENT, engines: Sequence = ENGINES,
                     engine_name: str = "portfolio") -> SolveResult:
-    """Run ``engines`` (backends of :data:`~pipebounds.search.backend.BACKENDS`, by default
-    :data:`ENGINES`) side by side; see the module docstring.
+    """Run ``engines`` (names of :data:`ENGINES`, or backend objects: a ``name`` and
+    ``solve(inst, options, channel)``, e.g. :class:`pipebounds.synthesis.engine.SynthesisEngine`,
+    which the layers keep out of this module) side by side; see the module docstring.
 
     ``stats["engines"]`` lists ``(engine, status, seconds)`` of the runs (status ``stopped``
     for a process ended before its own answer),
@@ -170,9 +172,16 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
     """
     require_one_direction(inst, "the portfolio")
     t0 = time.monotonic()
+    backends = []
     for e in engines:
-        if e not in ENGINES:
-            raise ValueError(f"unknown engine {e!r}; the portfolio runs {', '.join(ENGINES)}")
+        if isinstance(e, str):
+            if e not in ENGINES:
+                raise ValueError(f"unknown engine {e!r}; the portfolio runs {', '.join(ENGINES)}")
+            e = BACKENDS[e]
+        backends.append(e)
+    names = [b.name for b in backends]
+    if len(set(names)) != len(names):
+        raise ValueError(f"engine names must differ, got {names}")
     mdl = Model.of(inst)
     unit = mdl.unit
     options = options.prepared(inst)
@@ -183,7 +192,7 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
         theory_guard(inst, known[2], lb_theory)
         best_ms, best_orders, source = ceil_units(known[2], unit), known[1].orders, known[0]
     best_lower = ceil_units(lb_theory, unit)
-    if "search" in engines:
+    if "search" in names:
         best_lower = max(best_lower, Search(mdl).root_bound())
     stats: dict = {"lower_bound_theory": lb_theory, "independent": not options.use_theory, "engines": [],
              "proof": None, "interrupted": False}
@@ -204,8 +213,10 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
         stats["proof"] = "root"
         return answer()
     if multiprocessing.current_process().daemon:  # may not start processes
-        if len(engines) == 1:
-            return BACKENDS[engines[0]].solve(inst, options, channel)
+        if len(backends) == 1:
+            return backends[0].solve(inst, options, channel)
+        if set(names) != set(ENGINES):  # e.g. the synthesis, then CP-SAT: one after the other
+            return _in_turn(inst, options, channel, backends, engine_name)
         return solve_sequential(inst, options, channel=channel, engine_name=engine_name)
 
     ctx = _context()
@@ -221,9 +232,10 @@ def solve_portfolio(inst: Instance, options: SolveOptions = SolveOptions(),
     engine_options = options.replace(
         time_limit=None if left is None else max(0.01, left - min(ENGINE_MARGIN, left / 10)),
         catch_sigint=False)
-    for name in engines:
+    for backend in backends:
+        name = backend.name
         p = ctx.Process(target=_worker, name=f"pipebounds-{name}", daemon=True,
-                        args=(name, inst, engine_options, q, upper, lower, stop, os.getpid()))
+                        args=(backend, inst, engine_options, q, upper, lower, stop, os.getpid()))
         p.start()
         procs[name] = p
     channel.bound(engine_name, best_lower)
@@ -360,6 +372,37 @@ def solve_sequential(inst: Instance, options: SolveOptions = SolveOptions(),
     return SolveResult(status_of(pick.makespan, lower), pick.schedule, pick.makespan, lower,
                        a.nodes + c.nodes, time.monotonic() - t0, engine_name,
                        pick.source or pick.engine, stats)
+
+
+def _in_turn(inst: Instance, options: SolveOptions, channel: Channel, backends,
+             engine_name: str) -> SolveResult:
+    """``backends`` one after the other in this process (a daemon process may not start
+    others), each given the time left; the best schedule of any with the largest proven bound
+    (each a proof, so the combination is one)."""
+    t0 = time.monotonic()
+    runs, results = [], []
+    for backend in backends:
+        left = None if options.time_limit is None else max(
+            0.05, options.time_limit - (time.monotonic() - t0))
+        r = backend.solve(inst, options.replace(time_limit=left), channel)
+        runs.append((backend.name, r.status, r.seconds))
+        results.append(r)
+        if r.status in ("optimal", "infeasible") or channel.stop():
+            break
+    lower = max(r.lower_bound for r in results)
+    if results[-1].status == "infeasible":
+        return SolveResult("infeasible", None, None, lower, sum(r.nodes for r in results),
+                           time.monotonic() - t0, engine_name, "", {"engines": runs})
+    pick = min((r for r in results if r.makespan is not None), key=lambda r: r.makespan,
+               default=None)
+    stats = {"engines": runs, "independent": not options.use_theory}
+    nodes = sum(r.nodes for r in results)
+    if pick is None:
+        return SolveResult("unknown", None, None, lower, nodes, time.monotonic() - t0,
+                           engine_name, "", stats)
+    return SolveResult(status_of(pick.makespan, lower), pick.schedule, pick.makespan, lower,
+                       nodes, time.monotonic() - t0, engine_name, pick.source or pick.engine,
+                       stats)
 
 
 def _portfolio(inst: Instance, options: SolveOptions, channel: Channel) -> SolveResult:
