@@ -142,6 +142,26 @@ def _beside(inst: Instance, args, limit):
     return SynthesisEngine(seconds)
 
 
+def _quick_options(inst: Instance, left, workers: int, stop):
+    """The portfolio's options after :func:`pipebounds.synthesis.engine.quick_start`: its list
+    schedule is the first incumbent; when it meets the theory's bound the known schedules are
+    not computed (the portfolio answers at its root check), else the better of both is kept."""
+    from pipebounds.search.backend import SolveOptions
+    from pipebounds.search.proof import root_lower_bound
+    from pipebounds.synthesis.engine import quick_seconds, quick_start
+
+    lb = root_lower_bound(inst)
+    options = SolveOptions(time_limit=left, workers=workers, lb_theory=lb)
+    if stop is not None and stop():
+        return options
+    quick = quick_start(inst, lb, quick_seconds(left))
+    if quick is None:
+        return options
+    if quick[2] <= lb:
+        return options.replace(known=quick)
+    return options.replace(incumbent=quick[1])
+
+
 def _Quiet(outer):
     """A channel with the caller's stop test only (the solve's progress reports the incumbent
     it adopts)."""
@@ -175,8 +195,8 @@ def solve_report(inst: Instance, args, stop=None, deadline=None) -> dict:
     incumbent = None if beside is not None else _synthesized(inst, args, limit, channel, deadline)
     left = deadline.remaining()
     left = None if left is None else max(0.05, left - END_SECONDS)
-    if beside is not None:  # the synthesis as an engine, beside CP-SAT from the start
-        res = solve_portfolio(inst, SolveOptions(time_limit=left, workers=args.workers),
+    if beside is not None:  # list schedules first, then the synthesis beside CP-SAT
+        res = solve_portfolio(inst, _quick_options(inst, left, args.workers, stop),
                               channel=channel, engines=(beside, "cpsat"), engine_name="portfolio")
     elif args.engine == "cpsat":  # in a process too, so that a signal gets its best answer
         res = solve_portfolio(inst, SolveOptions(time_limit=left, workers=args.workers,

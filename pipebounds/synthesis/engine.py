@@ -1,6 +1,12 @@
 """The synthesis as an engine of the portfolio (docs/search.md, "Portfolio with synthesis"):
+:func:`quick_start`, the list schedules the caller tries before any engine starts, and
 :class:`SynthesisEngine`, a backend (``solve(inst, options, channel) -> SolveResult``) that
 :func:`pipebounds.search.portfolio.solve_portfolio` runs beside CP-SAT.
+
+0. :func:`quick_start` (in the caller's process, a fraction of a second): the list schedules
+   of :func:`~pipebounds.synthesis.start.list_candidates` until one meets the proven bound. On
+   mid-``K`` instances the theory's bound is often the optimum and a list rule reaches it in
+   milliseconds; the portfolio then answers ``optimal`` at its root check, with no process;
 
 1. :func:`~pipebounds.synthesis.synthesize` (list rules, families with optimal remat,
    neighbourhoods; no exact phase) for ``seconds``, posting every improvement to the channel:
@@ -31,6 +37,32 @@ from pipebounds.search.result import SolveResult
 
 SYNTHESIS_SHARE = 0.5
 """The synthesis gets at most this share of the time limit; the capped CP-SAT the rest."""
+QUICK_START = (0.03, 0.5)
+""":func:`quick_start` gets ``min(share * time_limit, cap)`` seconds (the cap alone without a
+limit); it stops as soon as a list schedule meets the bound."""
+
+
+def quick_seconds(time_limit: Optional[float]) -> float:
+    """The seconds of :func:`quick_start` under ``time_limit`` (:data:`QUICK_START`)."""
+    share, cap = QUICK_START
+    return cap if time_limit is None else min(cap, share * time_limit)
+
+
+def quick_start(inst: Instance, lower: Fraction, seconds: float) -> Optional[tuple]:
+    """The best list schedule of ``inst`` (memory a count ``K``) found in ``seconds``, stopping
+    at the first whose makespan is at most ``lower`` (a proven bound: it is then optimal), as
+    ``(source, schedule, makespan)`` (the ``known`` of
+    :class:`~pipebounds.search.backend.SolveOptions`), or None (no list schedule fits)."""
+    from .start import list_candidates
+
+    if inst.K is None:
+        return None
+    cands = list_candidates(inst, inst.K, time.monotonic() + seconds, target=lower)
+    if not cands:
+        return None
+    best = min(cands, key=lambda c: c.makespan)
+    sched = best.schedule.with_instance(inst)
+    return (f"synthesize ({best.source})", sched, checked(inst, sched))
 
 
 class _Schedules(Channel):
