@@ -214,7 +214,8 @@ COVERAGE: dict[str, Coverage] = {
                                 "b_W=1: 32 > 31"),
     "MW10": Coverage("left out", "its full period ends at a W; with backward R an I may "
                                  "release a slot (no r form)"),
-    "MW11": Coverage("replaced", "MW11r (drain D)"),
+    "MW11": Coverage("replaced", "MW11r (drain D), at v = 1 too (plain MW11 is a v = 1 "
+                                 "split term since issue 25)"),
     "MW12": Coverage("fused", "fused only"),
     "MW13": Coverage("left out", "not proven with backward R (theory_multiwave.md B.6)"),
     "S1r": Coverage("holds", "docs/theory.md A.11"),

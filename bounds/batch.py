@@ -184,6 +184,14 @@ def _single_wave(r: Rows) -> list[Term]:
         t3d = t3 & fused
         if t3d.any():
             terms.append(Term("single_slot_coupled", t3d, _coupled(r, t3d, val), one, one < 0))
+    mw11 = split & finite & (K < m)      # MW11 at v = 1 (bounds.multi_wave.v1_terms)
+    if mw11.any():
+        first = np.full(P.shape, -_BIG, dtype=np.int64)
+        for Pn in np.unique(P[mw11]).tolist():
+            i = np.flatnonzero(mw11 & (P == Pn))
+            first[i] = _first_backward([(q,) for q in range(Pn)], Pn, True, m[i], Kc[i], f[i],
+                                       b[i], bI[i], bW[i])
+        terms.append(Term("mw_first_backward", mw11, first, one, one < 0))
     return terms
 
 

@@ -3,7 +3,8 @@
 The bound is the maximum of the applicable terms; each term is a theorem of docs/theory.md or
 docs/theory_multiwave.md, named by its id in :data:`TERM_IDS` (T0, T1, ..., MW9), which is
 derived from the registry :mod:`bounds.theorems`. Modules contribute terms through a function
-``terms(inst) -> list[(name, value, exact)]``: :mod:`bounds.single_wave` for ``v = 1``,
+``terms(inst) -> list[(name, value, exact)]``: :mod:`bounds.single_wave` for ``v = 1`` (with
+:func:`bounds.multi_wave.v1_terms`, the multi-wave theorems proven at ``v = 1`` too: MW11),
 :mod:`bounds.multi_wave` for ``v >= 2``. ``exact`` is True only where a *theorem* proves that
 term equal to the optimum for this instance (a pure condition on the instance, the exact case
 registered with the theorem: no search, no simulation). Exactness by an exhaustively checked
@@ -33,6 +34,7 @@ from .heterogeneous import crossings
 from .heterogeneous import terms as hetero_terms
 from .heterogeneous_memory import terms as hetero_memory_terms
 from .multi_wave import terms as multi_wave_terms
+from .multi_wave import v1_terms
 from .single_wave import terms as single_wave_terms
 from .theorems import SINGLE, exact_theorems, term_exact, term_ids, theorem
 
@@ -213,8 +215,8 @@ def lower_bound(inst: Instance, backward_remat: bool = False) -> LowerBound:
     if backward:
         raw = [*basic_terms(view), *backward_terms(view)]
     else:
-        raw = [*basic_terms(view), *(single_wave_terms(view) if inst.v == 1 else
-                                     multi_wave_terms(view))]
+        raw = [*basic_terms(view), *([*single_wave_terms(view), *v1_terms(view)]
+                                     if inst.v == 1 else multi_wave_terms(view))]
     u = inst.unit
     terms = tuple((n, Fraction(x, u) if isinstance(x, int) else x / u) for n, x, _ in raw)
     if inst.c or inst.memory is not None:

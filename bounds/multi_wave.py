@@ -357,8 +357,8 @@ def split_single_slot_value(inst: Instance) -> Optional[Fraction]:
     return Fraction(best)
 
 
-@theorem("MW11", "stores before the first backward", MULTI + "B.6 Memory",
-         terms=("mw_first_backward",))
+@theorem("MW11", "stores before the first backward (every v; at v = 1 a split term, K < m)",
+         MULTI + "B.6 Memory", terms=("mw_first_backward",))
 def first_backward_value(inst: Instance, backward: bool = False) -> Optional[Fraction]:
     """MW11 (finite ``K``; every placement, ``v``, fused or split, with recomputation): for
     every GPU ``p`` with stages ``s_1 < ... < s_v`` and ``k = min(K, v m)``,
@@ -377,6 +377,9 @@ def first_backward_value(inst: Instance, backward: bool = False) -> Optional[Fra
     ``v m u + y f`` of work (``y`` recomputations) is done before ``t_1`` net of the
     recomputations it causes, the rest runs after ``t_1`` one op at a time, and the last op is
     followed by its tail (fused: a ``B`` of a stage ``>= s_1``) or the split drain.
+    The proof uses no second wave: at ``v = 1`` (``s_1 = s_v = p``) it is a term of
+    :func:`v1_terms` for split instances with ``K < m`` (fused it is
+    ``T1 - (k - 1) f``, split with ``K >= m`` at most S2).
     ``backward`` (MW11r, docs/theory.md A.11): the drain of backward recomputation. None when
     ``K`` is None.
 
@@ -877,6 +880,23 @@ def single_microbatch_exact(inst: Instance) -> bool:
 
 
 # --------------------------------------------------------------------------- hook
+def v1_terms(inst: Instance) -> list[Term]:
+    """The multi-wave theorems whose proofs hold at ``v = 1`` and add to
+    :func:`bounds.single_wave.terms` (:func:`bounds.evaluate.lower_bound` takes both):
+    MW11 (:func:`first_backward_value`) for split instances with finite ``K < m``. Fused it is
+    ``T1 - (k - 1) f``, split with ``K >= m`` at most S2 (``k = m``, drain ``<= p b_I``): no
+    term there.
+
+    >>> [(n, str(x)) for n, x, _ in v1_terms(Instance(P=3, m=7, K=3, f=1, b_I=3, b_W=3))]
+    [('mw_first_backward', '55')]
+    """
+    if inst.v != 1:
+        raise ValueError("bounds.multi_wave.v1_terms needs v = 1")
+    if not inst.split or inst.K is None or inst.K >= inst.m:
+        return []
+    return [("mw_first_backward", first_backward_value(inst), False)]  # type: ignore[list-item]
+
+
 def terms(inst: Instance) -> list[Term]:
     """The multi-wave terms for :func:`bounds.evaluate.lower_bound` (``v >= 2``):
     ``(name, exact value, exact?)``; ``exact`` only for the proven exact cases MW5, MW6 and

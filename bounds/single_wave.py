@@ -31,6 +31,9 @@ Theorems (numbering of docs/theory.md):
 * **S1 split drain**: ``T >= p f + m b + m f + max(0, p b_I - (min(K, m) - 1) b_W)`` for every
   ``p``; **S2 split first input-gradient**: ``T >= P f + (P - 1) b_I + m b``;
   **S3 split memory-time** (any ``K``): the analogue of T2 with round trip ``d(f + b_I) + b_W``.
+* **MW11 first backward** (split, ``K < m``; the multi-wave theorem at ``v = 1``, evaluated by
+  :func:`bounds.multi_wave.v1_terms`, which imports this module):
+  ``T >= P f + (P - 1 - p) b_I + m u - K f + max(0, p b_I - (K - 1) b_W)`` for every ``p``.
 """
 
 from __future__ import annotations
@@ -617,7 +620,9 @@ def terms(inst: Instance) -> list[Term]:
     condition, the exact case registered in :mod:`bounds.theorems`:
     :func:`~bounds.theorems.term_exact`): T1 when memory does not bind (Theorem 1 + 1F1B) or
     ``m <= 2 + b/f`` (Theorem 3c), T3 where :func:`single_slot_exact` holds (Theorems 3b, 3c
-    split); for ``m = 1`` the chain term (basic) is exact.
+    split); for ``m = 1`` the chain term (basic) is exact. :func:`bounds.lower_bound` adds
+    :func:`bounds.multi_wave.v1_terms` to these (MW11, whose proof needs no second wave; split
+    with ``K < m``).
     The checked ranges, the table of optima and certificate schedules are the certification
     layer's (:mod:`pipebounds.certify`).
     """

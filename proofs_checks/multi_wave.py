@@ -864,43 +864,104 @@ def first_backward_instances(mode: str) -> list[Instance]:
     return out
 
 
+def first_backward_v1_instances(mode: str) -> list[Instance]:
+    """Fresh split single-wave instances (``v = 1``, ``K < m``) on which MW11 is above every
+    other term of ``lower_bound`` (so an error in it shows): quick, three of them (MW11 above
+    the rest by 4, 1 and 2); full, every such instance with ``P <= 3``, ``m <= 6``, ``K <= 4``,
+    ``f, b_I, b_W <= 3`` that is not a row of pipebounds/data/optima.jsonl."""
+    if mode == "quick":
+        return [Instance(P=3, m=7, K=3, f=1, b_I=3, b_W=3),
+                Instance(P=3, m=5, K=2, f=1, b_I=3, b_W=2),
+                Instance(P=3, m=4, K=2, f=1, b_I=3, b_W=3)]
+    stored = {inst for inst, _ in optima_rows(lambda i: i.v == 1 and i.split)}
+    out = []
+    for Pn, mn, Kn, fd, bi, bw in product((2, 3), range(2, 7), range(1, 5), (1, 2, 3),
+                                          (1, 2, 3), (1, 2, 3)):
+        if Kn >= mn:
+            continue
+        inst = Instance(P=Pn, m=mn, K=Kn, f=fd, b_I=bi, b_W=bw)
+        terms = lower_bound(inst).terms
+        rest = max(x for n, x in terms if n != "mw_first_backward")
+        if inst not in stored and dict(terms)["mw_first_backward"] > rest:
+            out.append(inst)
+    return out
+
+
+def _single_wave_split_rows() -> tuple[list[tuple[Instance, Fraction]], list[str]]:
+    """The independent split ``v = 1`` rows of pipebounds/data/optima.jsonl with finite
+    ``K < m`` as ``(instance, OPT)``; a ``feasible`` row (an incumbent, not proven) is judged
+    only as an upper bound: ``lower_bound`` above its makespan is reported (second list)."""
+    from .table import table_rows_all
+
+    out, bad = [], []
+    for inst, opt, status in table_rows_all():
+        if inst.v != 1 or not inst.split or inst.K is None or inst.K >= inst.m or inst.c:
+            continue
+        if status == "optimal":
+            out.append((inst, opt))
+        elif lower_bound(inst).value > opt:
+            bad.append(f"INVALID LB {lower_bound(inst).value} > incumbent {opt}: "
+                       f"{inst.to_dict()}")
+    return out, bad
+
+
 @check("MW11 first backward, MW12 last forward: every term <= OPT of multi-wave instances with "
-       "finite K (fused and split); both tight somewhere; OPT/LB with and without MW10-MW12",
+       "finite K (fused and split) and of single-wave split instances with K < m (MW11 at "
+       "v = 1); both tight somewhere; OPT/LB with and without MW10-MW12, and at v = 1 with and "
+       "without MW11",
        theorems=("MW11", "MW12"), kind="exhaustive",
-       range={"quick": "every independent v>=2 finite-K row of pipebounds/data/optima.jsonl and "
-                       "every row of data/multiwave_finite_k_split.jsonl and "
+       range={"quick": "every independent v>=2 finite-K row and every split v=1 row with K<m of "
+                       "pipebounds/data/optima.jsonl and every row of "
+                       "data/multiwave_finite_k_split.jsonl and "
                        "data/multiwave_finite_k_random.jsonl (orders re-simulated); "
                        "solved: v=3, P=2, m=2, K in {2,4} and v=2, P=4, m=2, K=3, both "
-                       "placements, fused and split",
+                       "placements, fused and split; v=1 split: 3 instances where MW11 is above "
+                       "every other term",
               "full": "the same rows; solved: v=3, P=2, m<=3, K 2..5 and v=2, P=4, m=2, "
-                      "K in {2,3}, both placements, 4 duration sets (fused and split)"})
+                      "K in {2,3}, both placements, 4 duration sets (fused and split); v=1 "
+                      "split: every P<=3, m<=6, K<=4, f, b_I, b_W<=3 instance outside the table "
+                      "where MW11 is above every other term"})
 def first_backward_finite_K(ctx: Context) -> CheckResult:
     """MW11 and MW12 against optima proven without any bound (the table's multi-wave
-    finite-``K`` rows, the stored split optima, fresh CP-SAT solves with ``use_theory=False``).
-    The detail also gives the mean and worst OPT/LB over the stored rows without the terms of
-    MW10-MW12 (``before``) and with them."""
+    finite-``K`` rows and its split single-wave rows with ``K < m``, the stored split optima,
+    fresh CP-SAT solves with ``use_theory=False``, multi-wave and single-wave). The detail
+    also gives the mean and worst OPT/LB over the stored multi-wave rows without the terms of
+    MW10-MW12 (``before``) and with them, and over the stored single-wave rows without MW11 and
+    with it."""
     known, bad = stored_split_optima()
     more, bad_more = stored_split_optima(RANDOM_FINITE_K)
+    single, bad_single = _single_wave_split_rows()
     known += more + optima_rows(lambda i: i.v >= 2 and i.K is not None and i.c == 0)
-    bad += bad_more
+    bad += bad_more + bad_single
     new = ("mw_first_backward", "mw_split_single_slot", "mw_last_forward")
     ratios = []
     for inst, opt in known:
         terms = lower_bound(inst).terms
         ratios.append((opt / max(v_ for n, v_ in terms if n not in new),
                        opt / max(v_ for _, v_ in terms)))
-    res = _fresh_terms_valid(ctx, first_backward_instances(ctx.mode),
+    v1 = []
+    for inst, opt in single:
+        terms = lower_bound(inst).terms
+        v1.append((opt / max(v_ for n, v_ in terms if n != "mw_first_backward"),
+                   opt / max(v_ for _, v_ in terms)))
+    res = _fresh_terms_valid(ctx, first_backward_instances(ctx.mode)
+                             + first_backward_v1_instances(ctx.mode),
                              20.0 if ctx.mode == "quick" else 60.0,
                              ("mw_first_backward", "mw_last_forward"),
-                             engine="cpsat", known=known, bad=bad)
-    if ratios:
-        before = [r[0] for r in ratios]
-        after = [r[1] for r in ratios]
-        res = CheckResult(res.instances, res.ok, res.worst_gap, res.detail + (
-            f"; stored rows {len(ratios)}: without MW10-MW12 mean "
-            f"{float(sum(before) / len(before)):.4f} worst {max(before)}, with them mean "
-            f"{float(sum(after) / len(after)):.4f} worst {max(after)}"))
-    return res
+                             engine="cpsat", known=known + single, bad=bad)
+    parts = [res.detail]
+    for label, rs, what in (("stored rows", ratios, "MW10-MW12"),
+                            ("stored split v=1 rows (K < m)", v1, "MW11")):
+        if rs:
+            before = [r[0] for r in rs]
+            after = [r[1] for r in rs]
+            parts.append(f"{label} {len(rs)}: without {what} mean "
+                         f"{float(sum(before) / len(before)):.4f} worst {max(before)} (LB = OPT "
+                         f"on {before.count(1)}), with {'it' if what == 'MW11' else 'them'} "
+                         f"mean {float(sum(after) / len(after)):.4f} worst {max(after)} "
+                         f"(LB = OPT on {after.count(1)})")
+    return CheckResult(res.instances, res.ok, res.worst_gap, "; ".join(parts) if res.ok
+                       else res.detail)
 
 
 V3_FINITE_K = "data/multiwave_finite_k_v3.jsonl"

@@ -72,12 +72,13 @@ def _terms_claimed_exact(inst: Instance) -> list[tuple[str, Fraction]]:
     claim must hold all the same."""
     from bounds.evaluate import basic_terms, scaled
     from bounds.multi_wave import terms as multi_wave_terms
+    from bounds.multi_wave import v1_terms
     from bounds.single_wave import terms as single_wave_terms
 
     if not inst.uniform or inst.c or inst.memory is not None:
         return []
     view = cast(Instance, scaled(inst))
-    raw = basic_terms(view) + (single_wave_terms(view) if inst.v == 1 else
+    raw = basic_terms(view) + (single_wave_terms(view) + v1_terms(view) if inst.v == 1 else
                                multi_wave_terms(view))
     return [(n, Fraction(x) / inst.unit) for n, x, ex in raw if ex]
 

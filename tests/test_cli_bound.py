@@ -272,7 +272,8 @@ def test_binding_terms_and_basis_detail(capsys):
              (("-P", "3", "-m", "2", "-K", "1", "-v", "2", "-f", "1", "-b", "1"), "table",
               "optima.jsonl", ["mw_gpu_subset", "mw_first_backward"]),
              (("-P", "4", "-m", "8", "-K", "4", "--b-input", "1", "--b-weight", "1",
-               "--certify", "10"), "certificate", "zb-h1", ["split_drain", "split_memory_time"]),
+               "--certify", "10"), "certificate", "zb-h1",
+              ["split_drain", "split_memory_time", "mw_first_backward"]),   # MW11 at v = 1: 27
              (("-P", "9", "-m", "40", "-K", "3", "-v", "2", "-f", "2", "-b", "3"), None, None,
               None)]
     for args, basis, detail, binding in cases:

@@ -62,6 +62,7 @@ def test_mw12_is_the_optimum_where_it_binds(m, f, b, opt, rest):
 def stored_check(monkeypatch):
     """The check on the stored optima only (no fresh solve: seconds)."""
     monkeypatch.setattr(pmw, "first_backward_instances", lambda mode: [])
+    monkeypatch.setattr(pmw, "first_backward_v1_instances", lambda mode: [])
     return lambda: pmw.first_backward_finite_K(Context())
 
 
@@ -69,6 +70,7 @@ def test_check_passes(stored_check):
     res = stored_check()
     assert res.ok, res.detail
     assert "without MW10-MW12" in res.detail
+    assert "stored split v=1 rows (K < m)" in res.detail
 
 
 @pytest.mark.parametrize("name,term", [("first_backward_value", "mw_first_backward"),
@@ -83,3 +85,38 @@ def test_planted_error_is_caught(monkeypatch, stored_check, name, term):
     monkeypatch.setattr(mw, name, planted)
     res = stored_check()
     assert not res.ok and term in res.detail
+
+
+def test_mw11_at_v1_closes_the_stored_split_rows():
+    """MW11 at v = 1 (a term of the single-wave bound, split, K < m): on the stored split
+    single-wave optima with K < m (pipebounds/data/optima.jsonl, independent rows) it never
+    exceeds OPT, it raises the bound on some rows, and every row raised reaches OPT."""
+    rows, bad = pmw._single_wave_split_rows()
+    assert rows and not bad
+    raised = []
+    for inst, opt in rows:
+        terms = dict(lower_bound(inst).terms)
+        assert terms["mw_first_backward"] <= opt, inst
+        rest = max(v for n, v in terms.items() if n != "mw_first_backward")
+        if terms["mw_first_backward"] > rest:
+            raised.append(terms["mw_first_backward"] == opt)
+    assert raised and all(raised)
+
+
+def test_planted_error_at_v1_is_caught(monkeypatch, stored_check):
+    """MW11 too high by 1/1000 only at v = 1 (the single-wave term): the stored split v = 1
+    rows alone catch it (the multi-wave rows are left out here, for speed: on them alone the
+    unplanted check finds no invalid term, only MW12 never tight)."""
+    monkeypatch.setattr(pmw, "stored_split_optima", lambda path=None: ([], []))
+    monkeypatch.setattr(pmw, "optima_rows", lambda pred: [])
+    clean = stored_check()
+    assert clean.detail == "term mw_last_forward is never tight on the range: an error in it could pass"
+    real = mw.first_backward_value
+
+    def planted(inst, *a, **k):
+        val = real(inst, *a, **k)
+        return val + Fraction(1, 1000) if val is not None and inst.v == 1 else val
+
+    monkeypatch.setattr(mw, "first_backward_value", planted)
+    res = stored_check()
+    assert not res.ok and "INVALID mw_first_backward" in res.detail
