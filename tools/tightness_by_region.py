@@ -19,7 +19,8 @@ An instance stored twice counts once (the first source above wins). LB is the cu
 :func:`bounds.lower_bound` (``backward_remat=True`` for the full model). The *loosest*
 instance of a region has the largest OPT/LB (ties: a row with a stored schedule, then ``P m v``
 nearest 24, a readable picture, then the first read). Its picture is its stored optimal
-schedule, or, for a row of optima.jsonl (which stores none), one solved here by CP-SAT without the theory whose makespan must be the stored optimum;
+schedule, or, for a row of optima.jsonl (which stores none), one solved here by CP-SAT
+without the theory whose makespan must be the stored optimum;
 drawn by :func:`pipebounds.viz.gantt.save_gantt` into docs/img/tight_<region>.png.
 """
 
