@@ -269,7 +269,7 @@ def _k1_reached() -> dict:
     from schedules import simulate
     from schedules.io import schedule_from_document
 
-    out = {}
+    out: dict = {}
     for path in sorted((ROOT / "data").glob("k1_*_reached_*.json")):
         doc = json.loads(path.read_text())
         sim = simulate(schedule_from_document(doc))
