@@ -137,3 +137,42 @@ def test_backend_contract():
     inst = Instance(P=3, m=12, K=1, f=5, b=3)
     res = BACKEND.solve(inst, SolveOptions(use_known=False))
     assert BACKEND.name == "single_slot" and res.status == "optimal" and res.makespan == 146
+
+
+def _complete_search(P, m, f, b, T, memo):
+    from pipebounds.constructions.single_wave.slot_search import _bounded_search
+
+    return _bounded_search(P, m, f, b, T, 10**6, width_f=m, width_r=m, always_wait=True,
+                           last_free=False, check_all=True, memo=set() if memo else None)
+
+
+@settings(max_examples=20, deadline=None)
+@given(P=st.integers(2, 4), m=st.integers(2, 6), f=st.integers(1, 3), b=st.integers(1, 3))
+def test_memo_changes_no_decision(P, m, f, b):
+    """Lemma L11 checked: the engine's optimum (the memo on) is confirmed by the complete tree
+    without the memo, which refutes OPT - 1 (searched out) and finds a schedule at OPT."""
+    inst = Instance(P=P, m=m, K=1, f=f, b=b)
+    res = solve_single_slot(inst, INDEPENDENT)
+    assert res.status == "optimal"
+    _checked(inst, res)
+    opt = int(res.makespan * inst.unit)
+    for memo in (False, True):
+        below, used = _complete_search(P, m, f, b, opt - 1, memo)
+        assert below is None and used <= 10**6
+        at, _ = _complete_search(P, m, f, b, opt, memo)
+        assert at is not None
+
+
+def test_t3d_below_opt_at_p3_m12_f2_b1():
+    """T3 = T3d = 55 but OPT = 56 at P = 3, m = 12, f = 2, b = 1: the complete tree refutes 55
+    with and without the memo (L11), and the engine's schedule of 56 re-simulates."""
+    from bounds.single_wave import coupled_slot_value, single_slot_value
+
+    inst = Instance(P=3, m=12, K=1, f=2, b=1)
+    assert single_slot_value(inst) == coupled_slot_value(inst) == 55
+    for memo in (False, True):
+        below, used = _complete_search(3, 12, 2, 1, 55, memo)
+        assert below is None and used <= 10**6
+    res = solve_single_slot(inst, SolveOptions(use_known=False))
+    assert res.status == "optimal" and res.makespan == 56 and res.stats["refuted"] == [55]
+    _checked(inst, res)

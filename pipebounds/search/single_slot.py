@@ -12,7 +12,10 @@ last GPU only keeps: docs/theory.md, A.6 "An exact engine for `K = 1`", proves t
 * **L9 (the tree is complete)**: every semi-active ``K = 1`` schedule whose last GPU keeps
   is, up to relabelling interchangeable microbatches, a leaf of the tree;
 * **L10 (the pruning is sound)**: a pruned node has no completion ending by ``T`` (Theorem 3's
-  argument on the rest of a GPU's window, L1's latest backward end).
+  argument on the rest of a GPU's window, L1's latest backward end);
+* **L11 (searched-out nodes are remembered)**: a node with the key (clocks and the multiset
+  of microbatch states with their frontier ends) of a searched-out node has no completion
+  ending by ``T`` either, so it is not expanded again.
 
 So a searched-out tree proves ``OPT > T``, and a leaf is a schedule ending by ``T``.
 :func:`solve_single_slot` starts at the theory's bound (T3d, when ``use_theory``; otherwise at
@@ -119,6 +122,7 @@ def decide(inst: Instance, T: int, nodes: int = DEFAULT_NODES,
     P, m, f, b = inst.P, inst.m, int(inst.f * u), int(inst.b * u)
     complete: dict[str, Any] = dict(width_f=m, width_r=m, always_wait=True, last_free=False,
                                     check_all=True)
+    complete["memo"] = set()  # shared by the two looks at the complete tree (L11)
     spent = 0
     # a first, small look at the complete tree refutes the tight makespans at once ...
     first = max(1, nodes // 8)
@@ -131,7 +135,7 @@ def decide(inst: Instance, T: int, nodes: int = DEFAULT_NODES,
         if deadline.expired():
             return Decision(T, None, False, spent)
         orders, used = _bounded_search(P, m, f, b, T, max(1, nodes // 64), deadline=deadline,
-                                       **config)
+                                       memo=set(), **config)
         spent += used
         if orders is not None:
             return Decision(T, orders, False, spent)

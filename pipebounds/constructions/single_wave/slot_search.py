@@ -24,6 +24,11 @@ def _waste_floor(n: int, G: int, f: int) -> int:
     return min(single_slot_waste(n, G, f, x_) for x_ in range(n + 1))
 
 
+MEMO_CAP = 200_000
+"""At most this many searched-out node keys are kept in a memo (memory: a key holds one
+integer per microbatch; past the cap the search goes on without recording)."""
+
+
 class _Found(Exception):
     pass
 
@@ -36,7 +41,8 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                     rng: Optional[random.Random] = None, tie_high: bool = False,
                     last_free: bool = False, width_f: int = 2, width_r: int = 3,
                     always_wait: bool = False, plan: bool = False,
-                    deadline: Deadline = NO_DEADLINE, check_all: bool = False):
+                    deadline: Deadline = NO_DEADLINE, check_all: bool = False,
+                    memo: Optional[set] = None):
     """Depth-first search for ``K = 1`` per-GPU orders finishing by ``T`` (integer units),
     at most ``nodes`` nodes; returns ``(orders, nodes used)``, orders None when not found.
 
@@ -57,6 +63,11 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     ``check_all`` prunes on every GPU's window after each move, not only the mover's.
     ``deadline`` stops the search like the node budget (then ``nodes + 1`` nodes are reported,
     so an interrupted tree never reads as searched out).
+    ``memo``: a set of the keys (:meth:`_SlotSearch.key`) of nodes whose subtree was searched
+    out; a node whose key is in it is not expanded, and it is filled as the search goes. Pass
+    the same set only to searches of the same ``T`` and rules (docs/theory.md A.6, L11: for the
+    unrestricted rules a node's subtree has a leaf iff its key admits a completion ending by
+    ``T``; for narrower rules a hit may only lose a schedule, never make one up).
 
     Unrestricted (``width_f = width_r = m``, ``always_wait``, ``last_free``) the tree holds
     every semi-active ``K = 1`` schedule up to relabelling interchangeable microbatches (an
@@ -73,6 +84,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                          always_wait, plan)
     search.deadline = deadline
     search.check_all = check_all
+    search.memo = memo
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 8 * P * m * 3 + 1000))
     try:
@@ -133,6 +145,10 @@ class _SlotSearch:
         self.nkept = [0] * P
         self.deadline: Deadline = NO_DEADLINE
         self.check_all = False
+        self.memo: Optional[set] = None
+        self.memo_cap = MEMO_CAP
+        self.hits = 0
+        self.span = 1 << 40  # above every end + 1: the codes are injective
 
     def feasible(self, p: int) -> bool:
         """Theorem 3's argument on GPU ``p``'s window: the waste so far, one recompute per
@@ -308,13 +324,61 @@ class _SlotSearch:
             if p + 1 < self.P:
                 self.arrived[p + 1].pop()
 
+    def key(self) -> tuple:
+        """What the completions of the node depend on (docs/theory.md A.6, L11), up to
+        relabelling microbatches: the clocks and the multiset of the microbatches' states.
+        The state of ``j`` on GPU ``q`` is one of: forward not placed, kept (its backward
+        pending), free with its recompute pending, recomputed (backward pending), backward
+        placed; plus the end of its last placed forward when the next GPU's forward is not
+        placed and that end is later than the next GPU's clock, and likewise the end of its
+        lowest placed backward against the GPU above (earlier ends are dominated by the
+        clock every later op starts after)."""
+        P, m, t = self.P, self.m, self.t
+        fend, bend, kept, redone = self.fend, self.bend, self.kept, self.redone
+        span = self.span
+        codes = []
+        for j in range(m):
+            st, tf, tb = 0, 0, 0
+            for q in range(P):
+                be = bend[q][j]
+                if be >= 0:
+                    s = 4
+                    if q > 0 and bend[q - 1][j] < 0 and be > t[q - 1]:
+                        tb = be + 1
+                else:
+                    k = kept[q][j]
+                    s = 0 if k is None else 1 if k else 3 if redone[q][j] else 2
+                    fe = fend[q][j]
+                    if fe >= 0 and q < P - 1 and fend[q + 1][j] < 0 and fe > t[q + 1]:
+                        tf = fe + 1
+                st = st * 5 + s
+            codes.append((st * span + tf) * span + tb)
+        codes.sort()
+        return (tuple(t), tuple(codes))
+
     def step(self) -> None:
         """Place the next op of the GPU with the earliest clock in every feasible way (and
         waiting for the next event), depth first; raises :class:`_Found` at a complete
-        schedule, :class:`_OutOfNodes` past the node budget."""
+        schedule, :class:`_OutOfNodes` past the node budget. With ``memo`` (a set), a node
+        whose :meth:`key` is in it is not expanded, and the key of every node whose subtree
+        was searched out without a leaf is added (while the set is below ``memo_cap``)."""
         self.count += 1
         if self.count > self.nodes or (not self.count & 4095 and self.deadline.expired()):
             raise _OutOfNodes
+        memo = self.memo
+        if memo is None:
+            self.expand()
+            return
+        k = self.key()
+        if k in memo:
+            self.hits += 1
+            return
+        self.expand()  # raises at a leaf or out of nodes: then nothing is recorded
+        if len(memo) < self.memo_cap:
+            memo.add(k)
+
+    def expand(self) -> None:
+        """The children of the node (:meth:`step`'s work without the memo)."""
         P, m, t, nb = self.P, self.m, self.t, self.nb
         p = None
         for q in range(P):
