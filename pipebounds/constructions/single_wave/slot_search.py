@@ -98,6 +98,11 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
     return None, search.count
 
 
+_DIGIT_STEP = {"Fk": 1, "Ff": 2, "R": 1, "Bk": 3, "B": 1}
+"""How an op moves its pair's state digit (:meth:`_SlotSearch.key`): a kept forward 0 -> 1,
+a free one 0 -> 2, a recompute 2 -> 3, the backward of a kept pair 1 -> 4, of a recomputed
+one 3 -> 4."""
+
 _RANK = {"B": 0, "R": 1, "Fk": 2, "Ff": 3}
 _LATE = {"B": 0, "R": 1, "Fk": 3, "Ff": 2}  # once x pairs are kept (plan)
 
@@ -149,6 +154,11 @@ class _SlotSearch:
         self.memo_cap = MEMO_CAP
         self.hits = 0
         self.span = 1 << 40  # above every end + 1: the codes are injective
+        # per microbatch: its states as base-5 digits (GPU 0 most significant; 0 forward not
+        # placed, 1 kept, 2 free with its recompute pending, 3 recomputed, 4 backward
+        # placed), how many of its forwards and backwards are placed
+        self.weight = [5 ** (P - 1 - q) for q in range(P)]
+        self.digits, self.nfj, self.nbj = [0] * m, [0] * m, [0] * m
 
     def feasible(self, p: int) -> bool:
         """Theorem 3's argument on GPU ``p``'s window: the waste so far, one recompute per
@@ -178,6 +188,11 @@ class _SlotSearch:
                 for k in range(1, n + 1):
                     end = max(end, arrivals[k - 1]) + f
                     best = min(best, max(ready, end) - t[p] + floor_[n - k])
+                    if end >= ready:
+                        # past the chain's return each forward adds at least f to the end
+                        # and saves at most f of floor (floor_[i+1] <= floor_[i] + f): the
+                        # minimum over k is reached
+                        break
                 if base + best > self.slack[p]:
                     return False
         return True
@@ -283,10 +298,13 @@ class _SlotSearch:
         """Run op ``kind`` of ``j`` on GPU ``p`` from ``start`` (the state moves forward)."""
         f, b = self.f, self.b
         self.waste[p] += start - self.t[p]
+        self.digits[j] += self.weight[p] * _DIGIT_STEP[kind if kind != "B" or not
+                                                      self.kept[p][j] else "Bk"]
         if kind == "B":
             end = start + b
             self.bend[p][j], self.slot[p] = end, -1
             self.nb[p] += 1
+            self.nbj[j] += 1
         elif kind == "R":
             end = start + f
             self.redone[p][j], self.slot[p] = True, j
@@ -296,6 +314,7 @@ class _SlotSearch:
             end = start + f
             self.fend[p][j] = end
             self.nf[p] += 1
+            self.nfj[j] += 1
             if kind == "Fk":
                 self.kept[p][j], self.slot[p] = True, j
                 self.nkept[p] += 1
@@ -311,9 +330,12 @@ class _SlotSearch:
         """Undo :meth:`place` of the same op, except the GPU's clock, waste, slot and
         pending count, which the caller restores."""
         self.orders[p].pop()
+        self.digits[j] -= self.weight[p] * _DIGIT_STEP[kind if kind != "B" or not
+                                                      self.kept[p][j] else "Bk"]
         if kind == "B":
             self.bend[p][j] = -1
             self.nb[p] -= 1
+            self.nbj[j] -= 1
         elif kind == "R":
             self.redone[p][j] = False
         else:
@@ -321,6 +343,7 @@ class _SlotSearch:
                 self.nkept[p] -= 1
             self.fend[p][j], self.kept[p][j] = -1, None
             self.nf[p] -= 1
+            self.nfj[j] -= 1
             if p + 1 < self.P:
                 self.arrived[p + 1].pop()
 
@@ -333,25 +356,19 @@ class _SlotSearch:
         placed and that end is later than the next GPU's clock, and likewise the end of its
         lowest placed backward against the GPU above (earlier ends are dominated by the
         clock every later op starts after)."""
-        P, m, t = self.P, self.m, self.t
-        fend, bend, kept, redone = self.fend, self.bend, self.kept, self.redone
-        span = self.span
+        P, t, span = self.P, self.t, self.span
+        fend, bend = self.fend, self.bend
         codes = []
-        for j in range(m):
-            st, tf, tb = 0, 0, 0
-            for q in range(P):
-                be = bend[q][j]
-                if be >= 0:
-                    s = 4
-                    if q > 0 and bend[q - 1][j] < 0 and be > t[q - 1]:
-                        tb = be + 1
-                else:
-                    k = kept[q][j]
-                    s = 0 if k is None else 1 if k else 3 if redone[q][j] else 2
-                    fe = fend[q][j]
-                    if fe >= 0 and q < P - 1 and fend[q + 1][j] < 0 and fe > t[q + 1]:
-                        tf = fe + 1
-                st = st * 5 + s
+        for j, (st, cf, cb) in enumerate(zip(self.digits, self.nfj, self.nbj)):
+            tf = tb = 0
+            if 0 < cf < P:  # F(j, cf - 1) is the last placed forward
+                fe = fend[cf - 1][j]
+                if fe > t[cf]:
+                    tf = fe + 1
+            if 0 < cb < P:  # B(j, P - cb) is the lowest placed backward
+                be = bend[P - cb][j]
+                if be > t[P - cb - 1]:
+                    tb = be + 1
             codes.append((st * span + tf) * span + tb)
         codes.sort()
         return (tuple(t), tuple(codes))
