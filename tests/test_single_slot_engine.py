@@ -176,3 +176,56 @@ def test_t3d_below_opt_at_p3_m12_f2_b1():
     res = solve_single_slot(inst, SolveOptions(use_known=False))
     assert res.status == "optimal" and res.makespan == 56 and res.stats["refuted"] == [55]
     _checked(inst, res)
+
+
+def _direct_key(s):
+    """The memo key of L11 recomputed from the search state (no incremental digits)."""
+    P, m, t, span = s.P, s.m, s.t, s.span
+    codes = []
+    for j in range(m):
+        st, tf, tb = 0, 0, 0
+        for q in range(P):
+            be = s.bend[q][j]
+            if be >= 0:
+                d = 4
+                if q > 0 and s.bend[q - 1][j] < 0 and be > t[q - 1]:
+                    tb = be + 1
+            else:
+                k = s.kept[q][j]
+                d = 0 if k is None else 1 if k else 3 if s.redone[q][j] else 2
+                fe = s.fend[q][j]
+                if fe >= 0 and q < P - 1 and s.fend[q + 1][j] < 0 and fe > t[q + 1]:
+                    tf = fe + 1
+            st = st * 5 + d
+        codes.append((st * span + tf) * span + tb)
+    return tuple(t), tuple(sorted(codes))
+
+
+@pytest.mark.parametrize("P, m, f, b, T, last_free", [
+    (3, 6, 1, 1, 18, False), (4, 6, 2, 1, 32, True), (3, 12, 2, 1, 55, False)])
+def test_memo_key_is_the_state(P, m, f, b, T, last_free):
+    """The incrementally kept key equals the one recomputed from the state at every node."""
+    import sys
+
+    from pipebounds.constructions.single_wave import slot_search as ss
+
+    seen = []
+
+    class Checked(ss._SlotSearch):
+        def key(self):
+            k = super().key()
+            assert k == _direct_key(self)
+            seen.append(k)
+            return k
+
+    s = Checked(P, m, f, b, T, 2000, None, False, last_free, m, m, True, False)
+    s.check_all, s.memo = True, set()
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)
+    try:
+        s.step()
+    except (ss._Found, ss._OutOfNodes):
+        pass
+    finally:
+        sys.setrecursionlimit(limit)
+    assert len(seen) >= 30
