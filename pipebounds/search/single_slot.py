@@ -105,12 +105,14 @@ class Decision:
 def decide(inst: Instance, T: int, nodes: int = DEFAULT_NODES,
            deadline: Deadline = NO_DEADLINE) -> Decision:
     """Is there a schedule of ``inst`` (in the class) ending by ``T`` units? The complete
-    single-slot tree (L9) with the last GPU keeping (L8) and Theorem 3's pruning (L10), at
-    most about ``nodes`` nodes in all, stopping at ``deadline``: first the complete tree with
-    ``nodes / 8`` (searched out: refuted), then the 16 narrow trees of
-    :data:`~pipebounds.constructions.single_wave.slot_search.NARROW` with ``nodes / 64``
-    each (incomplete: a leaf is a schedule, a searched-out narrow tree proves nothing), then the
-    complete tree again with the rest. Only a searched-out *complete* tree refutes ``T``.
+    single-slot tree (L9) with the last GPU keeping (L8), Theorem 3's pruning (L10) and the memo
+    of searched-out nodes (L11), next to the 16 narrow trees of
+    :data:`~pipebounds.constructions.single_wave.slot_search.NARROW` (incomplete: a leaf is a
+    schedule, a searched-out narrow tree proves nothing and is dropped), at most about ``nodes``
+    nodes in all, stopping at ``deadline``. In rounds whose budget doubles from ``nodes / 32``,
+    the complete tree gets half of each round and the narrow trees left share the other half;
+    every tree keeps its own memo from round to round, so a restart from the root skips the
+    subtrees searched out before. Only a searched-out *complete* tree refutes ``T``.
 
     >>> inst = Instance(P=3, m=12, K=1, f=5, b=3)
     >>> decide(inst, 145).refuted, decide(inst, 146).orders is not None
@@ -122,27 +124,27 @@ def decide(inst: Instance, T: int, nodes: int = DEFAULT_NODES,
     P, m, f, b = inst.P, inst.m, int(inst.f * u), int(inst.b * u)
     complete: dict[str, Any] = dict(width_f=m, width_r=m, always_wait=True, last_free=False,
                                     check_all=True)
-    complete["memo"] = set()  # shared by the two looks at the complete tree (L11)
-    spent = 0
-    # a first, small look at the complete tree refutes the tight makespans at once ...
-    first = max(1, nodes // 8)
-    orders, used = _bounded_search(P, m, f, b, T, first, deadline=deadline, **complete)
-    spent += used
-    if orders is not None or used <= first:
-        return Decision(T, orders, orders is None, spent)
-    # ... then the narrow trees (incomplete: they only find) ...
-    for config in NARROW:
-        if deadline.expired():
-            return Decision(T, None, False, spent)
-        orders, used = _bounded_search(P, m, f, b, T, max(1, nodes // 64), deadline=deadline,
-                                       memo=set(), **config)
-        spent += used
-        if orders is not None:
-            return Decision(T, orders, False, spent)
-    # ... then the complete tree with the rest of the budget (it restarts from the root)
-    rest = max(1, nodes - spent)
-    orders, used = _bounded_search(P, m, f, b, T, rest, deadline=deadline, **complete)
-    return Decision(T, orders, orders is None and used <= rest, spent + used)
+    trees: list[tuple[dict[str, Any], set]] = [(complete, set())]
+    trees += [(dict(config), set()) for config in NARROW]
+    spent, round_ = 0, max(2, nodes // 32)
+    while spent < nodes and not deadline.expired():
+        narrow = len(trees) - 1
+        for config, memo in list(trees):
+            if spent >= nodes or deadline.expired():
+                break
+            share = round_ // 2 if config is complete else round_ // (2 * narrow)
+            budget = max(1, min(share, nodes - spent))
+            orders, used = _bounded_search(P, m, f, b, T, budget, deadline=deadline,
+                                           memo=memo, **config)
+            spent += min(used, budget)
+            if orders is not None:
+                return Decision(T, orders, False, spent)
+            if used <= budget:  # searched out
+                if config is complete:
+                    return Decision(T, None, True, spent)
+                trees.remove((config, memo))
+        round_ *= 2
+    return Decision(T, None, False, spent)
 
 
 def _schedule(inst: Instance, orders: list) -> Schedule:
