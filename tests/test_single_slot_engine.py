@@ -72,6 +72,8 @@ def test_equals_the_branch_and_bound(P, m, f, b):
 @pytest.mark.parametrize("P, m, f, b, opt, refuted", [
     (3, 12, 5, 3, 146, []),        # T3 = 144 < T3d = 146 = OPT: found at T3d
     (3, 12, 7, 4, 202, [201]),     # T3d = 201 < OPT = 202: 201 refuted by the search
+    (3, 16, 5, 3, 193, [192]),     # T3 = T3d = 192 < OPT = 193: refuted with the memo (L11)
+    (3, 16, 2, 1, 74, [73]),       # T3 = T3d = 73 < OPT = 74 (8.6k nodes with the memo)
 ])
 def test_where_t3_fails(P, m, f, b, opt, refuted):
     inst = Instance(P=P, m=m, K=1, f=f, b=b)
