@@ -58,8 +58,10 @@ def register(sub) -> None:
                    help="seconds of `pipebounds synthesize` (list rules, families with optimal "
                         "remat, neighbourhood search) whose schedule is the engines' first "
                         "incumbent; 'auto': 10%% of the time limit, at most "
-                        f"{SYNTH_MAX:g} s, for the portfolio and cpsat engines; 0 (default): "
-                        "off (measured slower on mid-K instances: docs/synthesis.md)")
+                        f"{SYNTH_MAX:g} s, for the portfolio and cpsat engines; with the "
+                        "portfolio list schedules come first and the synthesis runs beside "
+                        "CP-SAT (docs/search.md); 0 (default): off (not measured faster on "
+                        "mid-K instances)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", action="store_true",
                    help="print incumbent, bound, elapsed time and engine to stderr (default "
