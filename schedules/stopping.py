@@ -178,3 +178,40 @@ def keep_sigint() -> Iterator[None]:
     finally:
         if main and saved is not None:
             signal.signal(signal.SIGINT, saved)
+
+
+@contextlib.contextmanager
+def watchdog(stop: Callable[[], None], when: Callable[[], bool] | None,
+             every: float = 0.02) -> Iterator[None]:
+    """Call ``stop`` (once, from a daemon thread) as soon as ``when()`` is true while the block
+    runs, polling every ``every`` seconds; None: no watchdog. For a solver whose own limit is
+    in wall seconds while the caller's budget is on another clock (``time.process_time``: the
+    solver's C threads count, and a thread that sleeps costs no CPU).
+
+    >>> import time
+    >>> hits = []
+    >>> t = time.monotonic()
+    >>> with watchdog(lambda: hits.append(1), lambda: time.monotonic() > t + 0.05):
+    ...     while not hits and time.monotonic() < t + 5:
+    ...         time.sleep(0.01)
+    >>> hits
+    [1]
+    """
+    if when is None:
+        yield
+        return
+    done = threading.Event()
+
+    def loop() -> None:
+        while not done.wait(every):
+            if when():
+                with contextlib.suppress(Exception):
+                    stop()
+                return
+
+    thread = threading.Thread(target=loop, name="pipebounds-watchdog", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()

@@ -102,3 +102,25 @@ def test_cpsat_memory_in_bytes_equals_brute_force():
         with pytest.raises(ValueError, match="bytes"):
             solve(inst, engine="search")
     assert binds  # the budget lengthens at least one optimum: the bytes are really modelled
+
+
+def test_cpsat_until_stops_the_solve_before_its_wall_limit():
+    """``until`` (a predicate on another clock, here a CPU budget) stops a solve whose wall
+    limit is far away; the hint stays its answer, with an honest status."""
+    import time
+
+    from pipebounds.search.cpsat import solve_cpsat
+    from schedules.generators import GENERATORS
+
+    inst = Instance(P=6, m=16, K=3, b_I=1, b_W=1)  # not proven in seconds
+    hint = GENERATORS["zb-h1"](inst.with_(K=None))
+    from schedules.remat import fit_memory
+
+    hint = fit_memory(hint, 3, polish=False).with_instance(inst)
+    c0, w0 = time.process_time(), time.monotonic()
+    res = solve_cpsat(inst, time_limit=600, hint=hint, catch_sigint=False,
+                      until=lambda: time.process_time() > c0 + 0.5)
+    assert time.monotonic() - w0 < 300  # far below the wall limit: the predicate stopped it
+    assert time.process_time() - c0 < 0.5 + 1.0
+    assert res.status in ("feasible", "optimal") and simulate(res.schedule).valid
+    assert res.makespan <= simulate(hint).makespan

@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Optional
+from typing import Callable, Optional
 
 from ortools.sat.python import cp_model
 
@@ -43,7 +43,7 @@ from schedules.schedule import Schedule
 from .channel import SILENT, Channel
 from .incumbent import best_known
 from schedules.deadline import Deadline
-from schedules.stopping import keep_sigint, solve_seconds, stoppable, watching
+from schedules.stopping import keep_sigint, solve_seconds, stoppable, watchdog, watching
 from .model import Model
 from .proof import ceil_units, checked, status_of, theory_bound, theory_guard
 from .result import SolveResult
@@ -345,10 +345,12 @@ measured 2-8x faster on the hard instances of this model and proves some that 1 
 
 def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
         channel: Channel = SILENT, catch_sigint: bool = True,
-        linearization: Optional[int] = None, seed: Optional[int] = None):
+        linearization: Optional[int] = None, seed: Optional[int] = None,
+        until: Optional[Callable[[], bool]] = None):
     """Solve the built model; returns ``(solver, status code)``. ``linearization``: CP-SAT's
     ``linearization_level`` (default :data:`LINEARIZATION`); ``seed``: its ``random_seed`` (None:
-    CP-SAT's default)."""
+    CP-SAT's default); ``until``: a predicate polled during the solve that stops it when true
+    (:func:`schedules.stopping.watchdog`: a deadline on another clock than the wall limit's)."""
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = max(1, int(workers))
     if seed is not None:
@@ -366,10 +368,10 @@ def run(b: Built, time_limit: Optional[float] = None, workers: int = 1,
                 solver.stop_search()
 
         solver.best_bound_callback = on_bound
-        with keep_sigint(), stoppable(solver.stop_search):
+        with keep_sigint(), stoppable(solver.stop_search), watchdog(solver.stop_search, until):
             code = solver.solve(b.model, _Reporter(b, channel))
     else:
-        with keep_sigint(), stoppable(solver.stop_search):
+        with keep_sigint(), stoppable(solver.stop_search), watchdog(solver.stop_search, until):
             code = solver.solve(b.model)
     return solver, code
 
@@ -417,7 +419,8 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
                 hint: Optional[Schedule] = None, known=None, channel: Channel = SILENT,
                 symmetry: str = "auto", catch_sigint: bool = True,
                 lb_theory: Optional[Fraction] = None, backward: bool = False,
-                seed: Optional[int] = None, cap: Optional[int] = None) -> SolveResult:
+                seed: Optional[int] = None, cap: Optional[int] = None,
+                until: Optional[Callable[[], bool]] = None) -> SolveResult:
     """Solve ``inst`` with CP-SAT: :func:`build`, :func:`run`, :func:`result`.
 
     ``use_theory=False``: no lower bound from :mod:`bounds` in the model (independent proofs).
@@ -425,7 +428,8 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
     of the best known one; ``known``: :func:`best_known`'s answer, ``lb_theory``: the theory's
     bound, when already computed. ``seed``: CP-SAT's random seed (None: its default; for
     restarts of a search). ``cap``: look only below it (units; :func:`build`): an infeasible
-    answer then proves the lower bound ``cap + 1``.
+    answer then proves the lower bound ``cap + 1``. ``until``: stops the solve when it turns
+    true (polled; e.g. a CPU deadline, with a wall ``time_limit`` as the backstop).
     """
     require_one_direction(inst, "CP-SAT")
     t0 = time.monotonic()
@@ -442,5 +446,5 @@ def solve_cpsat(inst: Instance, time_limit: Optional[float] = None, workers: int
     b = build(inst, use_theory=use_theory, known=known, symmetry=symmetry, lb_theory=lb_theory,
               backward=backward, cap=cap)
     left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - t0))
-    solver, code = run(b, left, workers, channel, catch_sigint, seed=seed)
+    solver, code = run(b, left, workers, channel, catch_sigint, seed=seed, until=until)
     return result(b, solver, code, time.monotonic() - t0)

@@ -77,12 +77,14 @@ class Base:
 
     # ------------------------------------------------------------------ one neighbourhood
     def solve(self, window: Window, time_limit: float, stop: Callable[[], bool],
-              seed: int = 0, band: Optional[int] = None) -> Optional[Schedule]:
+              seed: int = 0, band: Optional[int] = None,
+              until: Optional[Callable[[], bool]] = None) -> Optional[Schedule]:
         """The best schedule of the neighbourhood found within ``time_limit`` (None when the
         solver found nothing better than the hint or nothing at all). ``band``: the ops that
         start at or after ``t1 + band`` keep their times (None: every later op may move
         earlier); the ASAP re-timing of the result moves them earlier anyway when the window
-        made room."""
+        made room. ``until``: a predicate that stops the solve when true (a CPU deadline;
+        :func:`schedules.stopping.watchdog`)."""
         b = self.built
         model = b.model.clone()
         model.clear_hints()
@@ -218,7 +220,10 @@ class Base:
                 if stop():
                     self.stop_search()
 
-        code = solver.solve(model, _Stop())
+        from schedules.stopping import watchdog
+
+        with watchdog(solver.stop_search, until):
+            code = solver.solve(model, _Stop())
         self.last_status = solver.status_name(code)
         if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return None

@@ -69,6 +69,24 @@ on the loaded 2-core machine, 0.29 s of CPU): no model is built when less time i
 the time limit holds."""
 FREE_OPS = 50
 """Free ops in a first neighbourhood (windows grow when every window has failed)."""
+WALL_PER_CPU = 20.0
+"""With a CPU budget (``clock="cpu"``), a CP-SAT solve (the exact phase, a neighbourhood) gets
+its CPU seconds times this as its wall limit, and a watchdog thread stops it when its CPU
+seconds are spent (:func:`schedules.stopping.watchdog`): one run per exact phase however
+loaded the machine (measured before: with the CPU seconds left as the wall limit, a load of 9
+on 2 cores ended each run after a tenth of its share, and 24-27 restarts, each rebuilding and
+presolving the model, spent the exact phase of a 200-300-op instance)."""
+
+
+def _wall(clock: str, seconds: float) -> float:
+    """A sub-solver's wall limit for ``seconds`` on ``clock`` (:data:`WALL_PER_CPU`)."""
+    return seconds * WALL_PER_CPU if clock == "cpu" else seconds
+
+
+def _past(clock: str, now, until: float):
+    """The predicate that stops a sub-solver at ``until`` on a CPU clock (None on the wall
+    clock: the solver's own limit is the deadline)."""
+    return (lambda: now() >= until) if clock == "cpu" else None
 
 
 class SynthesisError(InputError):
@@ -276,9 +294,11 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         runs, statuses = 0, []
         while not done() and until - now() > 0.1:  # restarts: the clock is CPU and the
             runs += 1                                 # wall limit ended the run early
-            res = solve_cpsat(work, time_limit=until - now(), hint=state["best"][0].schedule,
-                              channel=_StopOnly(channel), catch_sigint=False, lb_theory=lb,
-                              seed=None if runs == 1 else seed + runs)
+            res = solve_cpsat(work, time_limit=_wall(clock, until - now()),
+                              hint=state["best"][0].schedule, channel=_StopOnly(channel),
+                              catch_sigint=False, lb_theory=lb,
+                              seed=None if runs == 1 else seed + runs,
+                              until=_past(clock, now, until))
             statuses.append(res.status)
             if res.schedule is not None:
                 ms = check(work, res.schedule)
@@ -300,7 +320,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     improved = 0
     if lns_ok and not done():
         improved = _lns(work, state, offer, done, deadline, lb, objective, _region(names),
-                        seed, methods, time_limit, channel, now)
+                        seed, methods, time_limit, channel, now, clock)
     cand, value = state["best"]
     final = simulate(cand.schedule.with_instance(work))
     assert final.valid, f"synthesized schedule invalid: {final.errors[:3]}"
@@ -344,7 +364,7 @@ def _byte_caps(inst: Instance) -> list[int]:
 
 
 def _lns(work, state, offer, done, deadline, lb, objective, region, seed, methods,
-         time_limit, channel, now=time.monotonic) -> int:
+         time_limit, channel, now=time.monotonic, clock: str = "wall") -> int:
     """The neighbourhood loop; returns how many neighbourhoods improved the incumbent."""
     rng = random.Random(seed)
     improved = tried = accepted = 0
@@ -383,7 +403,9 @@ def _lns(work, state, offer, done, deadline, lb, objective, region, seed, method
             break
         tried += 1
         t_sub = now()
-        out = base.solve(win, min(left, per), channel.stop, rng.randrange(1 << 30))
+        lim = min(left, per)
+        out = base.solve(win, _wall(clock, lim), channel.stop, rng.randrange(1 << 30),
+                         until=_past(clock, now, t_sub + lim))
         spent = now() - t_sub
         statuses[base.last_status] = statuses.get(base.last_status, 0) + 1
         if out is not None:
