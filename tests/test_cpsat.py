@@ -121,6 +121,6 @@ def test_cpsat_until_stops_the_solve_before_its_wall_limit():
     res = solve_cpsat(inst, time_limit=600, hint=hint, catch_sigint=False,
                       until=lambda: time.process_time() > c0 + 0.5)
     assert time.monotonic() - w0 < 300  # far below the wall limit: the predicate stopped it
-    assert time.process_time() - c0 < 0.5 + 1.0
+    assert time.process_time() - c0 < 0.5 + 3.0  # the model build and presolve included
     assert res.status in ("feasible", "optimal") and simulate(res.schedule).valid
     assert res.makespan <= simulate(hint).makespan
