@@ -72,6 +72,19 @@ class Op:
         return f"{self.stage}{self.kind}{self.microbatch}"
 
     @classmethod
+    def trusted(cls, stage: int, kind: str, microbatch: int) -> "Op":
+        """The op ``kind(microbatch, stage)`` built without the checks of ``__post_init__``,
+        for generators whose arguments are valid by construction (about 3x faster: the list
+        scheduler makes one op per op of the schedule, 49,152 at ``P = 32, m = 256, v = 2``
+        split). Equal to ``Op(stage, kind, microbatch)``."""
+        op = object.__new__(cls)
+        object.__setattr__(op, "stage", stage)
+        object.__setattr__(op, "kind", kind)
+        object.__setattr__(op, "microbatch", microbatch)
+        object.__setattr__(op, "code", (stage << 35) | (KIND_INDEX[kind] << 32) | microbatch)
+        return op
+
+    @classmethod
     def parse(cls, text: str) -> "Op":
         """Parse an action string such as ``"3F0"``; raise :class:`OpError` naming the problem."""
         if isinstance(text, Op):

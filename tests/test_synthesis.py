@@ -273,13 +273,19 @@ def test_remat_instance_file_replaces_the_documents_instance(tmp_path):
 
 
 def test_cap_order_samples_every_cap_below_the_peak_once():
-    from pipebounds.synthesis.start import CAP_STEPS, _cap_order
+    from pipebounds.synthesis.start import CAP_STEPS, _cap_order, cap_step
 
+    # no cap first (a tight cap can be many times the bound), then K, and the caps span K..peak
     caps = _cap_order(3, 2, top=100)
-    assert caps[:2] == [3, None]
-    assert sorted(c for c in caps if c is not None) == [3 + 2 * d for d in range(CAP_STEPS + 1)]
-    assert _cap_order(3, 2, top=8)[:2] == [3, None] and max(
-        c for c in _cap_order(3, 2, top=8) if c is not None) == 7
+    assert caps[:2] == [None, 3]
+    step = cap_step(3, 2, 100)
+    assert step == 97 / (CAP_STEPS + 1)
+    assert sorted(c for c in caps if c is not None) == [3 + round(d * step)
+                                                        for d in range(CAP_STEPS + 1)]
+    assert all(c < 100 for c in caps if c is not None) and len(caps) == len(set(caps))
+    # near the peak the step is v, as before
+    near = _cap_order(3, 2, top=8)
+    assert near[:2] == [None, 3] and sorted(c for c in near if c is not None) == [3, 5, 7]
     assert _cap_order(5, 2, top=5) == [None]
 
 
@@ -312,3 +318,11 @@ def test_cpu_clock_is_a_cpu_budget_and_a_bad_clock_is_an_error():
     assert any("exact phase" in m for m in res.methods)
     with pytest.raises(SynthesisError, match="clock"):
         synthesize(inst, clock="sundial")
+
+
+def test_trusted_op_equals_the_checked_one():
+    from schedules.ops import Op
+
+    for args in [(0, "F", 0), (3, "W", 7), (12, "I", 255), (2, "R", 1)]:
+        a, b = Op(*args), Op.trusted(*args)
+        assert a == b and hash(a) == hash(b) and a.code == b.code and str(a) == str(b)

@@ -124,12 +124,14 @@ class BestResult:
                           lower_bound=self.lower_bound, optimum=self.optimum, gap=self.gap,
                           families=len(self.ranking))
 
-def family_schedules(inst: Instance) -> tuple[dict[str, Schedule], dict[str, str]]:
-    """The natural (unconstrained) schedule of every family that applies to ``inst``, and the
-    reason each other family was skipped."""
+def family_schedules(inst: Instance, only=None) -> tuple[dict[str, Schedule], dict[str, str]]:
+    """The natural (unconstrained) schedule of every family that applies to ``inst`` (``only``:
+    of these family names), and the reason each other family was skipped."""
     out, skipped = {}, {}
     free = inst.with_(K=None)
     for name, gen in GENERATORS.items():
+        if only is not None and name not in only:
+            continue
         if name == "dualpipev-fb":  # rematerialization does not keep F&B ops (MODEL.md 3rd round)
             skipped[name] = ("its F&B ops are not kept by the rematerialization; the family "
                              "dualpipev is its order without them")

@@ -175,21 +175,78 @@ POLISH_TOP = 4
 instances, about 0.1-0.3 s each at ``P m v = 512``)."""
 
 
-def _cap_order(K: int, v: int, top: int) -> list[Optional[int]]:
-    """The caps ``K' + d v`` (``K' = max(K, v)``) below ``top`` (the unconstrained schedule's
-    peak) and None (no cap), interleaved so that a short deadline still samples the range:
-    ``K'``, the widest, the middle, then the rest."""
+def cap_step(K: int, v: int, top: Optional[int]) -> float:
+    """The step between the list scheduler's caps above ``K' = max(K, v)``: ``v``, or
+    ``(top - K') / (CAP_STEPS + 1)`` when that is wider (``top``: the unconstrained list
+    schedule's peak), so that the :data:`CAP_STEPS` caps span ``K' .. top`` whatever the
+    size. Measured at ``P = 32, v = 2`` (uncapped peak about 64, ``K`` 3 to 8): a cap within
+    ``8 v`` of a small ``K`` holds too few microbatches in flight on each GPU (the reservation
+    rule keeps ``v`` activations per microbatch entered), 2-16x the bound, while the
+    uncapped schedule fitted by ``fit_memory`` is 1.11-1.14x."""
     lo = max(K, v)
-    caps: list[Optional[int]] = [lo + d * v for d in range(CAP_STEPS + 1) if lo + d * v < top]
+    if top is None:
+        return float(v)
+    return max(float(v), (top - lo) / (CAP_STEPS + 1))
+
+
+def _cap_order(K: int, v: int, top: int) -> list[Optional[int]]:
+    """The caps ``K' + round(d step)`` (``K' = max(K, v)``, :func:`cap_step`) below ``top``
+    (the unconstrained schedule's peak) and None (no cap), interleaved so that a short
+    deadline still samples the range: no cap first (the tight cap alone can be many times the
+    bound at small ``K``, :func:`cap_step`), ``K'``, then the middle, then the rest."""
+    lo = max(K, v)
+    step = cap_step(K, v, top)
+    caps: list[Optional[int]] = list(dict.fromkeys(
+        lo + round(d * step) for d in range(CAP_STEPS + 1) if lo + round(d * step) < top))
     if not caps:
         return [None]
-    order: list[Optional[int]] = [caps[0], None]
+    order: list[Optional[int]] = [None, caps[0]]
     rest = caps[1:]
     while rest:  # bisect the remaining range: middle first, then the halves
         mid = len(rest) // 2
         order.append(rest.pop(mid))
         rest = rest[mid:] + rest[:mid]
     return order
+
+
+def free_peak(inst: Instance) -> Optional[int]:
+    """The peak memory of the unconstrained list schedule of ``inst`` (default rule; None when
+    it cannot be made): no cap above it changes the list scheduler's schedule."""
+    from schedules.generators.common import GeneratorError
+    from schedules.generators.list_scheduler import list_schedule
+
+    try:
+        return max(simulate(list_schedule(inst.with_(K=None, memory=None),
+                                          split=inst.split)).peak_memory)
+    except (GeneratorError, ValueError):
+        return None
+
+
+FAMILY_PRIORITY = ("interleaved", "hanayo", "interleaved-zb", "1f1b", "zbv", "dualpipev",
+                   "zb-h1", "zb-h2", "v-half", "v-min")
+"""The families in the order they are generated when time is short: by how often each was
+the best family of the atlas (docs/atlas.md, *Best family per memory*); the others after, in
+:data:`schedules.generators.GENERATORS`' order. At 50k ops (``P = 32, m = 256, v = 2``)
+generating every family takes about 5 CPU seconds."""
+
+
+def ranked_families(inst: Instance, deadline: float, stop=lambda: False,
+                    now: Callable[[], float] = time.monotonic) -> dict[str, Schedule]:
+    """The natural schedules of the families that apply to ``inst`` (as
+    :func:`pipebounds.services.best.family_schedules`), generated in :data:`FAMILY_PRIORITY`
+    order until ``deadline`` on the clock ``now`` (the first one in any case)."""
+    from pipebounds.services.best import family_schedules
+    from schedules.generators import GENERATORS
+
+    names = [f for f in FAMILY_PRIORITY if f in GENERATORS] + \
+        [f for f in GENERATORS if f not in FAMILY_PRIORITY]
+    out: dict[str, Schedule] = {}
+    for name in names:
+        if out and (now() >= deadline or stop()):
+            break
+        got, _ = family_schedules(inst, only=(name,))
+        out.update(got)
+    return out
 
 
 def _fitted(inst: Instance, sched: Schedule, K: Optional[int], above: bool
@@ -213,14 +270,16 @@ def _fitted(inst: Instance, sched: Schedule, K: Optional[int], above: bool
 def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                     byte_caps: Optional[list[int]] = None,
                     stop=lambda: False, target: Optional[Fraction] = None,
-                    now: Callable[[], float] = time.monotonic) -> list[Candidate]:
+                    now: Callable[[], float] = time.monotonic,
+                    top: Optional[int] = None) -> list[Candidate]:
     """List schedules for every rule of :data:`RULES`, ``hold_forward`` off and on, and caps
     from ``K`` up (:func:`_cap_order`; count model) or ``byte_caps`` (a bytes budget: caps
     that fit it), until ``deadline`` or ``stop()``; the first valid one is made in any case (a
     short time limit still gets a schedule: each takes milliseconds to a second at the ops
     limits). A schedule under a cap above ``K`` is fitted by
     :func:`~schedules.remat.fit_memory` (no polish here: :func:`polish_candidates`). Returns
-    early once a candidate's makespan is at most ``target`` (a lower bound: optimal)."""
+    early once a candidate's makespan is at most ``target`` (a lower bound: optimal).
+    ``top``: :func:`free_peak` when the caller has it (else computed here)."""
     from schedules.generators.common import GeneratorError
     from schedules.generators.list_scheduler import list_schedule
 
@@ -232,12 +291,10 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
     elif K is None:
         caps = [None]
     else:
-        top = max(K, v) + CAP_STEPS * v + 1
-        if now() < deadline:  # the unconstrained list schedule's peak: no cap
-            try:                         # above it changes anything
-                top = max(simulate(list_schedule(free, split=inst.split)).peak_memory)
-            except (GeneratorError, ValueError):
-                pass
+        if top is None and now() < deadline:  # the unconstrained list schedule's peak: no
+            top = free_peak(inst)                # cap above it changes anything
+        if top is None:
+            top = max(K, v) + CAP_STEPS * v + 1
         caps = _cap_order(K, v, top)
     out: list[Candidate] = []
     for cap in caps:
@@ -332,13 +389,16 @@ class Rule:
                        omega=self.omega + g(0, 1.5 * scale))
 
 
-def _tilted_caps(lo: int, v: int, step: int, tilt: float, P: int) -> Optional[list[int]]:
-    """Per-GPU caps ``lo + v round(step (1 - tilt p / (P - 1)))`` (None: ``step`` past
-    :data:`CAP_STEPS`, no cap): ``tilt`` in ``[0, 1]`` takes the extra in-flight microbatches
-    away from the later GPUs, which need fewer (1F1B holds ``P - p`` on GPU ``p``)."""
+def _tilted_caps(lo: int, v: int, step: int, tilt: float, P: int,
+                 inc: Optional[float] = None) -> Optional[list[int]]:
+    """Per-GPU caps ``lo + v round(inc step (1 - tilt p / (P - 1)) / v)`` (``inc``: the cap
+    step, :func:`cap_step`, default ``v``; None: ``step`` past :data:`CAP_STEPS`, no cap):
+    ``tilt`` in ``[0, 1]`` takes the extra in-flight microbatches away from the later GPUs,
+    which need fewer (1F1B holds ``P - p`` on GPU ``p``)."""
     if step > CAP_STEPS:
         return None
-    return [lo + v * round(step * (1 - tilt * p / max(1, P - 1))) for p in range(P)]
+    inc = float(v) if inc is None else inc
+    return [lo + v * round(inc * step * (1 - tilt * p / max(1, P - 1)) / v) for p in range(P)]
 
 
 PATIENCE = 500
@@ -349,14 +409,16 @@ PATIENCE = 500
 def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed: int = 0,
                         stop=lambda: False, target: Optional[Fraction] = None,
                         patience: int = PATIENCE, restart: bool = False,
-                        now: Callable[[], float] = time.monotonic) -> list[Candidate]:
+                        now: Callable[[], float] = time.monotonic,
+                        top: Optional[int] = None) -> list[Candidate]:
     """The list scheduler under searched priority rules (:class:`Rule`) and caps (``K`` up to
     ``K + CAP_STEPS v`` or none, fitted by :func:`~schedules.remat.fit_memory`), many restarts
     until ``deadline``: a third drawn at random, the rest perturbations of the best so far
     (hill climbing over the rule's parameters, the cap and ``hold_forward``); it stops early
     at ``target`` (a lower bound) or after ``patience`` restarts without a shorter schedule
     (``restart``: the climb starts again from random rules instead, until ``deadline``).
-    Returns the best few distinct candidates found (each valid under the limit)."""
+    Returns the best few distinct candidates found (each valid under the limit). ``top``
+    (:func:`free_peak`): the caps' step is :func:`cap_step` (default ``v``)."""
     from schedules.generators.common import GeneratorError
     from schedules.generators.list_scheduler import list_schedule
 
@@ -365,6 +427,7 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
     free = inst.with_(K=None, memory=None)
     lo = v if K is None else max(K, v)
     steps = 0 if K is None else CAP_STEPS + 1  # step CAP_STEPS + 1: no cap
+    inc = cap_step(lo, v, top)
     best: Optional[tuple] = None  # (makespan, rule, step, tilt, hold)
     found: list[Candidate] = []
     n = last = 0
@@ -389,7 +452,7 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
                 tilt = min(1.0, max(0.0, tilt + rng.gauss(0, 0.25)))
             if rng.random() < 0.2:
                 hold = not hold
-        caps = _tilted_caps(lo, v, step, tilt, inst.P) if K is not None else None
+        caps = _tilted_caps(lo, v, step, tilt, inst.P, inc) if K is not None else None
         label = "inf" if caps is None else (str(caps[0]) if len(set(caps)) == 1
                                             else ":".join(map(str, caps)))
         try:

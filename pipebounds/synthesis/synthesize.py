@@ -38,8 +38,8 @@ from schedules.simulate import simulate
 from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
 from .result import SynthesisResult
-from .start import (PATIENCE, POLISH_TOP, Candidate, check, family_candidates,
-                    list_candidates, polish_candidates, searched_candidates)
+from .start import (PATIENCE, POLISH_TOP, Candidate, check, family_candidates, free_peak,
+                    list_candidates, polish_candidates, ranked_families, searched_candidates)
 from schedules.instance import require_one_direction
 
 
@@ -208,10 +208,15 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         incumbent's (``secondary``: the sum of ASAP starts, for neighbourhoods that pull
         work earlier without shortening the objective yet)."""
         cur = state["best"]
-        if secondary is None:
-            secondary = _start_sum(work, c.schedule)
-        if cur is not None and (value, secondary) >= (cur[1], state["secondary"]):
+        if cur is not None and value > cur[1]:
             return False
+        if cur is not None and value == cur[1]:  # a tie: the start sums decide (computed
+            if secondary is None:                # only then: a simulation at 50k ops is
+                secondary = _start_sum(work, c.schedule)  # seconds)
+            if state["secondary"] is None:
+                state["secondary"] = _start_sum(work, cur[0].schedule)
+            if secondary >= state["secondary"]:
+                return False
         state["best"], state["secondary"] = (c, value), secondary
         if cur is None or value < cur[1]:
             history.append((round(now() - t0, 3), value))
@@ -225,8 +230,9 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
 
     # 1. starting schedules ------------------------------------------------------------------
     byte_caps = _byte_caps(work) if in_bytes else None
+    top = free_peak(work) if K_eff is not None and not in_bytes else None
     cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop,
-                            lb if objective == "makespan" else None, now=now)
+                            lb if objective == "makespan" else None, now=now, top=top)
     methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
     for src, sched in start:
         ms = check(work, sched)
@@ -236,9 +242,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule, objective))
     if not done():
         if families is None:
-            from pipebounds.services.best import family_schedules
-
-            families, _ = family_schedules(work)
+            families = ranked_families(work, t0 + 0.3 * time_limit, channel.stop, now)
         n = max(1, len(families))
         share = per_family if per_family is not None else max(0.3, min(5.0, 0.3 * time_limit / n))
         fam, notes, _ = family_candidates(work, None if in_bytes else K_eff,
@@ -259,7 +263,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         found = searched_candidates(work, K_eff, until, seed, channel.stop,
                                     lb if objective == "makespan" else None,
                                     patience=SMALL_PATIENCE if small else PATIENCE,
-                                    restart=not small, now=now)
+                                    restart=not small, now=now, top=top)
         methods.append(f"searched list rules ({now() - t_search:.1f} s, at most "
                        f"{until - t_search:.1f}): best {found[0].makespan if found else None}")
         for c in found[:3 if objective == "span" else 1]:

@@ -85,9 +85,14 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
     reserved = [0] * P
     free = [0] * P
     orders: list[list[Op]] = [[] for _ in range(P)]
-    events: list[tuple[int, int, int]] = []  # (time, kind 0=wake 1=release, gpu)
+    # (time, kind 0=wake 1=release, gpu, stage): at ``time`` GPU ``gpu`` may start an op, and
+    # so may the GPUs of the neighbouring stages of ``stage`` (-1: none), whose ops the
+    # ending op readies; only those GPUs are scanned at that time (the others' ready sets and
+    # memory are unchanged, so their choice is too)
+    events: list[tuple[int, int, int, int]] = []
     remaining = S * m * (3 if split else 2)
     now = 0
+    make = Op.trusted  # the arguments are valid by construction
 
     def ready_at(t_end: int, s_from: int, s_to: int) -> int:
         return t_end + (lag if gpu[s_from] != gpu[s_to] else 0)
@@ -101,8 +106,14 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
                 return True
         return False
 
+    neighbours = [tuple(gpu[x] for x in (s - 1, s + 1) if 0 <= x < S) for s in range(S)]
+
+    wake = [True] * P
     while remaining:
         for p in range(P):
+            if not wake[p]:
+                continue
+            wake[p] = False
             if free[p] > now:
                 continue
             best, best_key = None, None
@@ -110,7 +121,7 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
                 j = nf[s]
                 if j < m and (s == 0 or (fend[s - 1][j] >= 0 and ready_at(fend[s - 1][j], s - 1, s) <= now)):
                     if s != first_local[p] or caps[p] is None or live[p] + reserved[p] + v <= caps[p]:
-                        op = Op(s, "F", j)
+                        op = make(s, "F", j)
                         k = key(op, p)
                         if best_key is None or k < best_key:
                             best, best_key = op, k
@@ -122,14 +133,14 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
                         e = gend[s + 1][j]
                         ok = e >= 0 and ready_at(e, s + 1, s) <= now
                     if ok:
-                        op = Op(s, grad, j)
+                        op = make(s, grad, j)
                         k = key(op, p)
                         if best_key is None or k < best_key:
                             best, best_key = op, k
                 if split:
                     j = nw[s]
                     if j < nb[s] and 0 <= gend[s][j] <= now:
-                        op = Op(s, "W", j)
+                        op = make(s, "W", j)
                         k = key(op, p)
                         if best_key is None or k < best_key:
                             best, best_key = op, k
@@ -155,16 +166,23 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
                 nb[s] += 1
             else:
                 nw[s] += 1
-            heapq.heappush(events, (end, 1 if op.kind in ("B", "W") else 0, p))
+            heapq.heappush(events, (end, 1 if op.kind in ("B", "W") else 0, p, s))
             if lag and op.kind != "W":  # a successor on another GPU is ready c later
-                heapq.heappush(events, (end + lag, 0, p))
+                heapq.heappush(events, (end + lag, 0, p, s))
+            if end == now:  # a zero-duration op: its successors may start in this same pass
+                for q in neighbours[s]:
+                    if q > p:
+                        wake[q] = True
         if not remaining:
             break
         if not events:
             raise GeneratorError("list scheduler stalled (memory cap too small for this rule)")
         now = events[0][0]
         while events and events[0][0] == now:
-            _, kind, p = heapq.heappop(events)
+            _, kind, p, s = heapq.heappop(events)
             if kind == 1:
                 live[p] -= 1
+            wake[p] = True
+            for q in neighbours[s]:
+                wake[q] = True
     return Schedule(inst, tuple(tuple(o) for o in orders), source)
