@@ -236,3 +236,52 @@ def parallel_map_sleep(xs):
     from pipebounds.sweep import parallel_map
 
     return parallel_map(_sleep_then, xs, workers=2)
+
+
+SYNTH_GRID = {"instances": [{"P": 2, "m": 2, "K": 1}, {"P": 2, "m": 4, "K": 2},
+                            {"P": 2, "m": 3, "v": 2, "placement": "looped", "K": 2}],
+              "options": {"time_limit": 0.3}}
+
+
+def test_synthesize_rows_of_another_version_are_recomputed_not_mixed(tmp_path):
+    from pipebounds.sweep.store import synthesis_version
+
+    items = expand(SYNTH_GRID, "synthesize")
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        first = run_sweep(items, store, make_executor("inprocess"), progress=False)
+    assert first.ran == 3 and first.stale == 0 and first.failed == 0
+    rows = flat_rows_for_test(path)
+    assert {r["synthesis_version"] for r in rows} == {synthesis_version()}
+    assert all(r["makespan_exact"] >= r["lower_bound_exact"] for r in rows)
+    # plant an older version on one item: a resume must run that item (and only it) again
+    stale_key = items[1].key
+    db = sqlite3.connect(path)
+    (raw,) = db.execute("SELECT rows FROM results WHERE key = ?", (stale_key,)).fetchone()
+    old = json.loads(raw)
+    old[0]["synthesis_version"] = "0ld0ld0ld0ld"
+    db.execute("UPDATE results SET rows = ? WHERE key = ?", (json.dumps(old), stale_key))
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.stale_keys("synthesis_version", synthesis_version()) == {stale_key}
+        redone = []
+
+        def counting(todo, fn):
+            for item in todo:
+                redone.append(item.key)
+                yield item, fn(item)
+
+        again = run_sweep(items, store, counting, resume=True, progress=False)
+        assert store.stale_keys("synthesis_version", synthesis_version()) == set()
+    assert redone == [stale_key] and again.stale == 1 and again.skipped == 2
+    assert {r["synthesis_version"] for r in flat_rows_for_test(path)} == {synthesis_version()}
+
+
+def test_a_row_without_a_version_is_stale_and_other_tasks_are_not_checked(tmp_path):
+    with Store(tmp_path / "v.sqlite") as store:
+        store.add("a", "synthesize", {}, "ok", [{"K": 1}], 0.1)
+        store.add("b", "synthesize", {}, "ok", [{"K": 1, "synthesis_version": "x"}], 0.1)
+        store.add("c", "bound", {}, "ok", [{"lower_bound": 3}], 0.1)
+        assert store.stale_keys("synthesis_version", "x", "synthesize") == {"a"}
+        assert store.stale_keys("synthesis_version", "y", "synthesize") == {"a", "b"}

@@ -4,6 +4,9 @@
         --store data/atlas/atlas.sqlite --resume          # the rows (hours on 2 cores)
     python -m pipebounds sweep data/atlas/optima_grid.json --task solve \\
         --store data/atlas/optima.sqlite --resume         # proven optima of the small ones
+    python tools/atlas_frontier_grid.py --time-limit 2      # the frontier pairs as a grid
+    python -m pipebounds sweep data/atlas/frontier_grid.json --task synthesize \
+        --store data/atlas/synthesis.sqlite --executor inprocess --resume
     python tools/make_atlas.py                              # this page
 
 Loading the store checks every row (makespan >= its lower bound, exactly). For each instance and
@@ -193,6 +196,125 @@ def synthesis_sample_section(frontier_size: int) -> list[str]:
     return out
 
 
+SYNTH = Path(__import__("os").environ.get("ATLAS_SYNTH",
+                                           ROOT / "data" / "atlas" / "synthesis.sqlite"))
+
+
+def synthesized(rows_of_store: list[dict], current: str) -> tuple[dict, int]:
+    """``(instance key, K) -> row`` of the ``synthesize`` sweep's rows of the ``current``
+    synthesis version, and how many rows of another version were left out (never mixed in)."""
+    out, stale = {}, 0
+    for r in rows_of_store:
+        if r.get("makespan_exact") is None:  # a failed item (its row's ``status`` is the
+            continue                         # synthesis's: optimal or feasible)
+        if r.get("synthesis_version") != current:
+            stale += 1
+            continue
+        out[(_inst_key(r), r["K"])] = r
+    return out, stale
+
+
+def classify(best_ms: Fraction, lb: Fraction, optimum) -> str:
+    """Why a pair is on the frontier: ``bound weak`` when a proven optimum is itself more than
+    2 % above the bound (no schedule can close it), ``schedules weak`` when the optimum is
+    within 2 % but no schedule found is, ``open`` without a proven optimum."""
+    if optimum is None:
+        return "open"
+    return "bound weak" if optimum > THRESHOLD * lb else "schedules weak"
+
+
+def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
+    """The page's section on the ``synthesize`` sweep over the frontier pairs
+    (``data/atlas/frontier_grid.json`` -> ``data/atlas/synthesis.sqlite``): per ``P``, the
+    pairs run, those the synthesized schedule brings within 2 %, the frontier left among the
+    run ones (measured), and for the pairs not run an estimate (their count times the share
+    left among the run pairs of that ``P``), labelled as such."""
+    from pipebounds.sweep.store import synthesis_version
+
+    if not SYNTH.exists():
+        return []
+    now = synthesis_version()
+    syn, stale = synthesized(flat_rows(SYNTH, "synthesize"), now)
+    from pipebounds.sweep import Store
+
+    with Store(SYNTH, read_only=True) as st:
+        tls = sorted({res["params"].get("time_limit") for res in st.results("synthesize")})
+    by_P: dict = defaultdict(lambda: {"pairs": 0, "run": 0, "closed": 0, "left": 0,
+                                      "gaps": [], "why": defaultdict(int)})
+    left_rows = []
+    for gap, key, K, ms, fam, lb in frontier:
+        d = by_P[key[0]]
+        d["pairs"] += 1
+        r = syn.get((key, K))
+        if r is None:
+            continue
+        d["run"] += 1
+        best_ms = min(ms, r["makespan_exact"])
+        o = opt.get((key, K))
+        if r.get("status") == "optimal" and (o is None or o > r["makespan_exact"]):
+            o = r["makespan_exact"]  # proven by the synthesis (bound met, or its exact phase)
+        d["gaps"].append(best_ms / lb)
+        if best_ms <= THRESHOLD * lb:
+            d["closed"] += 1
+        else:
+            d["left"] += 1
+            why = classify(best_ms, lb, o)
+            d["why"][why] += 1
+            left_rows.append((key, K, fam, ms, r, best_ms, lb, o, why))
+    out = ["", "## The frontier after synthesis (the synthesize sweep)", "",
+           "`pipebounds sweep data/atlas/frontier_grid.json --task synthesize` "
+           "(`tools/atlas_frontier_grid.py`) ran `synthesize` with "
+           f"{', '.join(f'{t:g}' for t in tls)} CPU s per pair (`clock='cpu'`) on the frontier "
+           "pairs: every pair of P = 2, 4, 8 first, then the pairs of P = 16 and 32 in a seeded "
+           "random order (a uniform sample of each, as far as the sweep got). Rows carry the "
+           f"synthesis version (a hash of the synthesis, generator, remat, simulator and bound "
+           f"sources); this page uses those of the current one ({now}): "
+           f"{sum(d['run'] for d in by_P.values())} pairs; {stale} rows of another version left out. "
+           "A pair's best schedule is the "
+           "better of the best family (the atlas row) and the synthesized one; the 2 % is against "
+           "the current bound.", "",
+           "| P | frontier pairs | run | within 2 % after synthesis | left (measured) | "
+           "mean gap (run) | not run | left among the not run (estimate) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    measured = estimate = 0.0
+    for P_, d in sorted(by_P.items()):
+        unrun = d["pairs"] - d["run"]
+        est = unrun * d["left"] / d["run"] if d["run"] else float(unrun)
+        measured += d["left"]
+        estimate += est
+        mean = f"{float(sum(d['gaps']) / len(d['gaps'])):.4f}" if d["gaps"] else "-"
+        out.append(f"| {P_} | {d['pairs']} | {d['run']} | {d['closed']} | {d['left']} | {mean} | "
+                   f"{unrun} | {est:.0f}{'' if d['run'] else ' (none run: all counted)'} |")
+    out += ["", f"Frontier after synthesis: **{measured:.0f} measured** on the pairs run, plus "
+            f"**about {estimate:.0f} estimated** on the pairs not run (their count times the share "
+            f"left among the run pairs of the same P; for P = 16, 32 the run pairs are a uniform "
+            f"random sample), so about {measured + estimate:.0f} of the {len(frontier)} pairs "
+            "(an estimate, not a measurement, for the part not run).", "",
+            "Why the pairs left (run) are left: `bound weak` (a proven optimum more than 2 % "
+            "above the bound: no schedule can close the pair), `schedules weak` (the optimum is "
+            "within 2 % of the bound but no schedule found is), `open` (no proven optimum: "
+            "either may hold).", "",
+            "| P | bound weak | schedules weak | open |", "| --- | --- | --- | --- |"]
+    for P_, d in sorted(by_P.items()):
+        if d["run"]:
+            w = d["why"]
+            out.append(f"| {P_} | {w['bound weak']} | {w['schedules weak']} | {w['open']} |")
+    import csv
+
+    with open(ROOT / "data" / "atlas" / "frontier_after_synthesis.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["P", "m", "v", "placement", "durations", "K", "best_family",
+                    "family_makespan", "synthesized", "source", "lower_bound", "gap", "optimum",
+                    "why"])
+        for key, K, fam, ms, r, best_ms, lb, o, why in left_rows:
+            w.writerow([key[0], key[1], key[2], key[3], _durations(key), K, fam, str(ms),
+                        str(r["makespan_exact"]), r.get("source", ""), str(lb),
+                        f"{float(best_ms / lb):.6f}", "" if o is None else str(o), why])
+    out += ["", "The pairs left are listed in `data/atlas/frontier_after_synthesis.csv` "
+            "(with the synthesized schedule's source and the reason).", ""]
+    return out
+
+
 def main() -> int:
     rows = [r for r in flat_rows(STORE) if r["status"] == "ok"]
     errors = [r for r in flat_rows(STORE) if r["status"] != "ok"]
@@ -275,6 +397,7 @@ def main() -> int:
         o = opt.get((key, K))
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {_durations(key)} | {K} | "
                      f"{fam} | {ms} | {lb} | {float(gap):.4f} | {'-' if o is None else o} |")
+    lines += synthesis_sweep_section(frontier, opt)
     lines += synthesis_sample_section(len(frontier))
     OUT.write_text("\n".join(lines) + "\n")
     print(f"{OUT}: {len(rows)} rows, {len(frontier)} frontier pairs, figures {imgs}")

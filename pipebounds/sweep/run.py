@@ -11,6 +11,7 @@ from schedules.progress import instance_weight, progress_bar
 from .executors import run_item
 from .grid import Item
 from .store import Store
+from .tasks import ROW_VERSIONS
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class SweepSummary:
     seconds: float
     store: str
     rows: int
+    stale: int = 0
+    """Stored items of another code version (:data:`~.tasks.ROW_VERSIONS`) run again."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -34,11 +37,19 @@ def run_sweep(items: Sequence[Item], store: Store, executor: Callable, resume: b
     """Run every item not yet in ``store`` (all of them unless ``resume``) through ``executor``.
 
     Without ``resume`` a store that already holds any of these items is refused (ValueError), so
-    results of different code are never mixed by accident. Each result is stored as it arrives.
+    results of different code are never mixed by accident; with it, an item whose stored rows
+    carry another version than the current one (:data:`~.tasks.ROW_VERSIONS`, e.g. the
+    ``synthesize`` task's ``synthesis_version``) runs again and replaces them. Each result
+    is stored as it arrives.
     ``progress``: a tqdm bar on stderr (None: only when stderr is a terminal), counting each
     item by its instance's size (:func:`schedules.progress.instance_weight`).
     """
     done = store.done_keys()
+    stale: set = set()
+    for task in {it.task for it in items} & set(ROW_VERSIONS):
+        field, current = ROW_VERSIONS[task]
+        stale |= store.stale_keys(field, current(), task)
+    done -= stale  # rows of another version are recomputed, never mixed in
     todo = [it for it in items if it.key not in done]
     if not resume and len(todo) < len(items):
         raise ValueError(f"store {store.path} already holds {len(items) - len(todo)} of these "
@@ -63,4 +74,5 @@ def run_sweep(items: Sequence[Item], store: Store, executor: Callable, resume: b
     finally:
         bar.close()
     return SweepSummary(len(items), len(items) - len(todo), ran, failed,
-                        round(time.perf_counter() - t0, 3), str(store.path), rows)
+                        round(time.perf_counter() - t0, 3), str(store.path), rows,
+                        sum(it.key in stale for it in todo))

@@ -59,6 +59,27 @@ def theory_version() -> str:
     return h.hexdigest()[:12]
 
 
+SYNTHESIS_SOURCES = ("pipebounds/synthesis", "schedules/generators", "schedules/remat.py",
+                     "schedules/remat_optimal.py", "schedules/simulate.py")
+"""What a synthesized schedule depends on beside the bound (:func:`theory_version`): the
+synthesis, the list scheduler and the families, the rematerializations and the simulator."""
+
+
+@lru_cache(maxsize=1)
+def synthesis_version() -> str:
+    """A short hash of the sources of :data:`SYNTHESIS_SOURCES` and of :mod:`bounds` (the
+    synthesis reads the bound): rows of the ``synthesize`` task carry it, and a resumed sweep
+    recomputes a row of another version instead of mixing it in (:meth:`Store.stale_keys`)."""
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256(theory_version().encode())
+    for src in SYNTHESIS_SOURCES:
+        path = root / src
+        for f in (sorted(path.rglob("*.py")) if path.is_dir() else [path]):
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
 @lru_cache(maxsize=1)
 def code_version() -> str:
     """The package version, and the git commit when running from a checkout."""
@@ -110,6 +131,21 @@ class Store:
     def done_keys(self) -> set[str]:
         """Keys of the items finished without error (a failed item is run again on resume)."""
         return {k for (k,) in self._db.execute("SELECT key FROM results WHERE status = 'ok'")}
+
+    def stale_keys(self, field: str, current: str, task: Optional[str] = None) -> set[str]:
+        """Keys of the finished items (of ``task``) with a row whose ``field`` is not
+        ``current`` (missing counts as another version): work of another code version, to be
+        recomputed rather than mixed in."""
+        query = "SELECT key, rows FROM results WHERE status = 'ok'"
+        args: tuple = ()
+        if task:
+            query += " AND task = ?"
+            args = (task,)
+        out = set()
+        for key, rows in self._db.execute(query, args):
+            if any(r.get(field) != current for r in json.loads(rows or "[]")):
+                out.add(key)
+        return out
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]

@@ -11,6 +11,11 @@ that imports what it needs.
   to the family's natural peak (option ``Ks``: a list instead), rematerialized by
   :func:`schedules.remat.fit_memory` (option ``polish``, default true), simulated; each row has
   the family's makespan, peak, the lower bound at that ``K`` and the gap makespan/bound.
+- ``synthesize``: :func:`pipebounds.synthesis.synthesize` on the instance at its ``K`` (option
+  ``time_limit``, default 3, in CPU seconds: ``clock='cpu'``), one row: ``K``, the makespan,
+  the bound, the gap, ``status``, ``source``, the CPU seconds and ``synthesis_version``
+  (:func:`pipebounds.sweep.store.synthesis_version`): a resumed sweep recomputes the rows of
+  another version (:data:`ROW_VERSIONS`).
 - ``best``, ``frontier``: the library functions of :mod:`pipebounds.services.best` and
   :mod:`pipebounds.services.frontier`, one row each.
 """
@@ -97,6 +102,24 @@ def generate_task(params: dict) -> list[dict]:
     return rows
 
 
+def synthesize_task(params: dict) -> list[dict]:
+    import time
+
+    from pipebounds.synthesis import synthesize
+    from .store import synthesis_version
+
+    inst = _instance(params)
+    if inst.K is None:
+        raise TaskError("the synthesize task needs K in the instance")
+    t0 = time.process_time()
+    res = synthesize(inst, time_limit=float(params.get("time_limit", 3)), clock="cpu")
+    return [{"K": inst.K, "makespan": fraction_json(res.makespan),
+             "lower_bound": fraction_json(res.lower_bound),
+             "gap": _gap(res.makespan, res.lower_bound), "status": res.status,
+             "source": res.source, "cpu_seconds": round(time.process_time() - t0, 3),
+             "synthesis_version": synthesis_version()}]
+
+
 def best_task(params: dict) -> list[dict]:
     from pipebounds.services.best import best  # built by issue 12; a clear error until then
 
@@ -112,9 +135,22 @@ def frontier_task(params: dict) -> list[dict]:
 
 TASKS: dict[str, Callable[[dict], list[dict]]] = {
     "bound": bound_task, "solve": solve_task, "generate": generate_task, "best": best_task,
-    "frontier": frontier_task,
+    "frontier": frontier_task, "synthesize": synthesize_task,
 }
 """Task name -> function (the ``--task`` choices of ``pipebounds sweep``)."""
+
+
+def _synthesis_version() -> str:
+    from .store import synthesis_version
+
+    return synthesis_version()
+
+
+ROW_VERSIONS: dict[str, tuple[str, Callable[[], str]]] = {
+    "synthesize": ("synthesis_version", _synthesis_version),
+}
+"""Task -> (row field, current version): a stored item of that task whose rows carry another
+version is stale, and ``run_sweep`` runs it again (``--resume`` recomputes it)."""
 
 
 def run_task(task: str, params: dict) -> list[dict]:
