@@ -337,8 +337,9 @@ def main() -> int:
              ", ".join(f"code {c}, theory {t}" for c, t in stored) + f"; the bound and gap of "
              f"{recomputed:,} rows computed under another theory were recomputed with the current "
              f"one ({theory_version()}) when this page was made, so every bound here is the "
-             "current theory's. The makespans are the rows' own (families with `fit_memory`; "
-             "recomputing them with optimal remat and synthesis is an hours-long sweep).",
+             "current theory's. The makespans are the rows' own (families with `fit_memory`); "
+             "the frontier pairs' synthesized schedules are the section *The frontier after "
+             "synthesis* below (a sweep over the frontier pairs, part of it run).",
              f"Items that failed: {len(errors)}.", "",
              "Reproduce: see the docstring of `tools/make_atlas.py` (the sweep resumes where it stops).", ""]
     lines += ["## Gap per family", ""]
