@@ -265,8 +265,9 @@ def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
            "`pipebounds sweep data/atlas/frontier_grid.json --task synthesize` "
            "(`tools/atlas_frontier_grid.py`) ran `synthesize` with "
            f"{', '.join(f'{t:g}' for t in tls)} CPU s per pair (`clock='cpu'`) on the frontier "
-           "pairs: every pair of P = 2, 4, 8 first, then the pairs of P = 16 and 32 in a seeded "
-           "random order (a uniform sample of each, as far as the sweep got). Rows carry the "
+           "pairs: every pair of P = 2, 4 first, then the pairs of P = 8, 16 and 32 round robin, "
+           "each P in a seeded random order (a uniform sample of each, as far as the sweep got; "
+           "the sweep was stopped there). Rows carry the "
            f"synthesis version (a hash of the synthesis, generator, remat, simulator and bound "
            f"sources); this page uses those of the current one ({now}): "
            f"{sum(d['run'] for d in by_P.values())} pairs; {stale} rows of another version left out. "
@@ -287,7 +288,7 @@ def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
                    f"{unrun} | {est:.0f}{'' if d['run'] else ' (none run: all counted)'} |")
     out += ["", f"Frontier after synthesis: **{measured:.0f} measured** on the pairs run, plus "
             f"**about {estimate:.0f} estimated** on the pairs not run (their count times the share "
-            f"left among the run pairs of the same P; for P = 16, 32 the run pairs are a uniform "
+            f"left among the run pairs of the same P; for P = 8, 16, 32 the run pairs are a uniform "
             f"random sample), so about {measured + estimate:.0f} of the {len(frontier)} pairs "
             "(an estimate, not a measurement, for the part not run).", "",
             "Why the pairs left (run) are left: `bound weak` (a proven optimum more than 2 % "
