@@ -141,10 +141,10 @@ def test_lower_bound_stays_fast():
 
 def test_a_planted_error_in_t3d_is_caught(monkeypatch):
     """Mutation: T3d one unit too high makes its machine check fail (the counterexample row
-    OPT = 146 is then below the bound)."""
+    OPT = 146 is then below the bound). The unmutated check passes in ``python -m
+    proofs_checks --quick`` (CI runs it), so it is not run a second time here."""
     load_checks()
     (chk,) = [c for c in checks_of("T3d") if c.name.endswith("coupled_slot_valid")]
-    assert chk.func(Context("quick")).ok
     real = sw.coupled_slot_value
     monkeypatch.setattr(sw, "coupled_slot_value", lambda inst, t3=None: real(inst, t3) + 1)
     res = chk.func(Context("quick"))
