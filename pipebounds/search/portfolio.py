@@ -362,23 +362,30 @@ def solve_sequential(inst: Instance, options: SolveOptions = SolveOptions(),
         return SolveResult("infeasible", None, None, c.lower_bound, a.nodes + c.nodes,
                            time.monotonic() - t0, engine_name, "cpsat",
                            dict(c.stats, engines=runs))
-    pick = min((r for r in (a, c) if r.makespan is not None), key=lambda r: r.makespan,
+    return _combined((a, c), dict(a.stats, engines=runs, independent=not use_theory), t0,
+                     engine_name)
+
+
+def _combined(results, stats: dict, t0: float, engine_name: str) -> SolveResult:
+    """One answer from runs of engines on the same instance: the best schedule of any with the
+    largest proven bound (each a proof, so the combination is one), ``unknown`` when none found
+    a schedule."""
+    pick = min((r for r in results if r.makespan is not None), key=lambda r: r.makespan,
                default=None)
-    lower = max(a.lower_bound, c.lower_bound)
-    stats = dict(a.stats, engines=runs, independent=not use_theory)
+    lower = max(r.lower_bound for r in results)
+    nodes = sum(r.nodes for r in results)
     if pick is None:
-        return SolveResult("unknown", None, None, lower, a.nodes + c.nodes,
-                           time.monotonic() - t0, engine_name, "", stats)
+        return SolveResult("unknown", None, None, lower, nodes, time.monotonic() - t0,
+                           engine_name, "", stats)
     return SolveResult(status_of(pick.makespan, lower), pick.schedule, pick.makespan, lower,
-                       a.nodes + c.nodes, time.monotonic() - t0, engine_name,
-                       pick.source or pick.engine, stats)
+                       nodes, time.monotonic() - t0, engine_name, pick.source or pick.engine,
+                       stats)
 
 
 def _in_turn(inst: Instance, options: SolveOptions, channel: Channel, backends,
              engine_name: str) -> SolveResult:
     """``backends`` one after the other in this process (a daemon process may not start
-    others), each given the time left; the best schedule of any with the largest proven bound
-    (each a proof, so the combination is one)."""
+    others), each given the time left; their answers :func:`_combined`."""
     t0 = time.monotonic()
     runs, results = [], []
     for backend in backends:
@@ -389,20 +396,12 @@ def _in_turn(inst: Instance, options: SolveOptions, channel: Channel, backends,
         results.append(r)
         if r.status in ("optimal", "infeasible") or channel.stop():
             break
-    lower = max(r.lower_bound for r in results)
     if results[-1].status == "infeasible":
-        return SolveResult("infeasible", None, None, lower, sum(r.nodes for r in results),
-                           time.monotonic() - t0, engine_name, "", {"engines": runs})
-    pick = min((r for r in results if r.makespan is not None), key=lambda r: r.makespan,
-               default=None)
-    stats = {"engines": runs, "independent": not options.use_theory}
-    nodes = sum(r.nodes for r in results)
-    if pick is None:
-        return SolveResult("unknown", None, None, lower, nodes, time.monotonic() - t0,
-                           engine_name, "", stats)
-    return SolveResult(status_of(pick.makespan, lower), pick.schedule, pick.makespan, lower,
-                       nodes, time.monotonic() - t0, engine_name, pick.source or pick.engine,
-                       stats)
+        return SolveResult("infeasible", None, None, max(r.lower_bound for r in results),
+                           sum(r.nodes for r in results), time.monotonic() - t0, engine_name,
+                           "", {"engines": runs})
+    return _combined(results, {"engines": runs, "independent": not options.use_theory}, t0,
+                     engine_name)
 
 
 def _portfolio(inst: Instance, options: SolveOptions, channel: Channel) -> SolveResult:
