@@ -472,3 +472,54 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
                 found.append(got)
             best = (ms, rule, step, tilt, hold)
     return sorted(found, key=lambda c: c.makespan)[:POLISH_TOP]
+
+
+REMAT_LIST_GRID: tuple[tuple[int, Optional[int], int, Optional[int], int], ...] = (
+    (8, 0, 1, None, 1), (8, 0, 2, None, 0), (2, 0, 1, None, 1), (8, None, 1, None, 1),
+    (0, 0, 1, None, 0), (0, None, 1, 1, 0), (0, 1, 1, 1, 0), (8, 1, 2, 2, 0),
+    (2, 0, 2, None, 2), (0, None, 2, 2, 0), (4, 0, 1, None, 1), (1, None, 2, None, 1),
+    (8, 0, 2, 2, 1), (2, 1, 1, 1, 1), (0, 0, 1, 2, 0), (4, 1, 2, None, 0),
+)
+"""Parameters of :func:`schedules.generators.remat_list.remat_list_schedule` tried by
+:func:`remat_list_candidates`, in this order: ``(extra window, extra eager or None, lookahead,
+A or None, w_room)``; the window and the eager target are :func:`natural_window` plus the
+extra. The first ones are the best measured on the frontier pairs at ``v = 1`` (a wide window
+with a 1F1B-like eager target: warm-up, then one forward per backward, recomputes in the
+bubbles), then the best at ``v = 2`` (docs/synthesis.md, *Rematerializing list scheduler*)."""
+
+
+def remat_list_candidates(inst: Instance, K: Optional[int], deadline: float,
+                          stop=lambda: False, target: Optional[Fraction] = None,
+                          now: Callable[[], float] = time.monotonic) -> list[Candidate]:
+    """Rematerializing list schedules (:mod:`schedules.generators.remat_list`) of ``inst``
+    under ``K`` for the parameters of :data:`REMAT_LIST_GRID` until ``deadline`` on the clock
+    ``now`` (the first one in any case); each within ``K`` by construction, validated by
+    :func:`check`. Empty when ``K`` is None or the instance has a byte budget, two directions
+    or F&B ops. Returns early at ``target`` (a lower bound)."""
+    from schedules.generators.common import GeneratorError
+    from schedules.generators.remat_list import natural_window, remat_list_schedule
+
+    if K is None or inst.directions != 1 or inst.overlapped or (
+            inst.memory is not None and inst.memory.budget is not None):
+        return []
+    nat = [natural_window(inst, p) for p in range(inst.P)]
+    out: list[Candidate] = []
+    for ex, eg, la, A, wr in REMAT_LIST_GRID:
+        if out and (now() > deadline or stop()):
+            break
+        if wr and not inst.split:
+            continue
+        src = (f"remat-list[w+{ex},eager{'' if eg is None else f'+{eg}'},la={la},"
+               f"A={'S' if A is None else A}{f',wr={wr}' if wr else ''}]")
+        try:
+            sched = remat_list_schedule(inst, K, window=[w + ex for w in nat],
+                                        eager=None if eg is None else [w + eg for w in nat],
+                                        lookahead=la, A=A, w_room=wr, source=src)
+        except GeneratorError:
+            continue
+        ms = check(inst, sched)
+        if ms is not None:
+            out.append(Candidate(src, sched, ms))
+            if target is not None and ms <= target:
+                break
+    return out

@@ -1,7 +1,9 @@
 """``synthesize(inst, K | budget_bytes, time_limit)``: an anytime schedule with a certified gap
 (docs/synthesis.md).
 
-1. **Start.** List schedules with searched priority rules and caps, and every family
+1. **Start.** List schedules with searched priority rules and caps, rematerializing list
+   schedules (:mod:`schedules.generators.remat_list`: recomputes decided while scheduling,
+   every GPU at its limit ``K``), and every family
    optimally rematerialized (``best``'s machinery), all validated; the best is the incumbent,
    so the result is never worse than the best family's.
 2. **Exact phase** (small instances: at most :data:`EXACT_OPS` ops): the full CP-SAT model
@@ -39,7 +41,8 @@ from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
 from .result import SynthesisResult
 from .start import (PATIENCE, POLISH_TOP, Candidate, check, family_candidates, free_peak,
-                    list_candidates, polish_candidates, ranked_families, searched_candidates)
+                    list_candidates, polish_candidates, ranked_families, remat_list_candidates,
+                    searched_candidates)
 from schedules.instance import require_one_direction
 
 
@@ -54,6 +57,10 @@ EXACT_SHARE = 0.8
 """Share of the time left after the start that the exact phase gets (measured: on instances of
 128-400 ops the full model hinted with the incumbent improves it more per second than the
 neighbourhoods; the neighbourhoods get the rest)."""
+REMAT_LIST_SHARE = 0.1
+"""Share of the limit the rematerializing list scheduler gets after the list schedules
+(:func:`~.start.remat_list_candidates`; its first parameter set runs in any case: about 0.4
+CPU s at 50k ops)."""
 SEARCH_SMALL, SEARCH_LARGE = 0.45, 0.75
 """The searched list rules run until this share of the limit: shorter when the exact phase
 follows (small instances), longer on large ones, where the start is most of the quality
@@ -234,6 +241,12 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop,
                             lb if objective == "makespan" else None, now=now, top=top)
     methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
+    if K_eff is not None and not in_bytes and not done():
+        rl = remat_list_candidates(work, K_eff, now() + REMAT_LIST_SHARE * time_limit,
+                                   channel.stop, lb if objective == "makespan" else None,
+                                   now=now)
+        methods.append(f"rematerializing list scheduler: {len(rl)} valid parameter sets")
+        cands += rl
     for src, sched in start:
         ms = check(work, sched)
         if ms is not None:
