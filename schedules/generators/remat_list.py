@@ -10,8 +10,10 @@ the GPU waits for the gradient:
 
 * **warm-up**: GPU ``p`` lets microbatches in (their forward at its first stage) while fewer
   than ``window[p]`` of them are ahead of its next backward (a throttle, not a memory cap);
-  a forward *keeps* its activation when a slot is free (``live + 1 <= keep[p]``, ``keep[p] <=
-  K - 1``: one slot stays for recomputes) and otherwise runs as a checkpoint, storing nothing;
+  a forward *keeps* its activation when a slot is free (``live + 1 <= keep[p] <= K``), with
+  one slot to spare while a pair before it in the GPU's order (below) may still need an ``R``,
+  and otherwise runs as a checkpoint, storing nothing; while fewer than ``eager[p]`` are in
+  flight a new microbatch comes first (1F1B's rhythm: warm-up, then one forward per backward);
 * **steady state**: backwards first (when their gradient has arrived and their activation is
   live), then the recompute ``R`` of the next checkpointed pair once the backward before it
   on its chain has started (``lookahead`` ops before, in general), then forwards, then
@@ -24,7 +26,8 @@ of the backward ops (key ``A j + (S - 1 - s)``, then ``j``), which is a linear e
 backward chains. Why this never deadlocks, for every ``K >= 1``, ``v``, placement, fused or
 split: forwards never wait for memory; ``R`` ops are issued in that order, so when the first
 unfinished backward in the global order needs its ``R`` no later pair has been recomputed, and
-every kept activation was stored with a slot to spare, so a slot is free or a ready ``W`` frees
+every kept activation stored after that pair's forward (or while it was still to come) left a
+slot to spare, and no other could be stored since, so a slot is free or a ready ``W`` frees
 one; the throttle admits every microbatch up to ``ceil((S - 1)/A)`` past the GPU's next
 backward, which covers the first unfinished one's forwards. (A last-stage pair whose backward
 is next on its stage may use the spare slot: its backward follows its forward on the same GPU.)
@@ -69,7 +72,9 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     """The rematerializing list schedule of ``inst`` under ``K`` activations per GPU (default
     ``inst.K``; module docstring). ``window[p]``: microbatches admitted past GPU ``p``'s next
     backward (default :func:`natural_window`; raised to the deadlock-free minimum);
-    ``keep[p] <= K - 1``: activations a forward may keep (default ``K - 1``); ``A``: the order's
+    ``keep[p] <= K``: activations a forward may keep (default ``K``); ``eager[p]``: below this
+    many microbatches in flight a new one comes first (default: none); ``w_room``: run a ready
+    ``W`` first when fewer than this many slots are free; ``A``: the order's
     weight of the microbatch against the chain position (default ``S``: microbatch by
     microbatch); ``lookahead``: an ``R`` becomes eligible once the backward ``lookahead``
     stages up its chain has started. ``split``: the ``I``/``W`` form (default: the instance's).
