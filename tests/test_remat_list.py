@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bounds import lower_bound
-from pipebounds.synthesis.start import REMAT_LIST_GRID, remat_list_candidates
+from pipebounds.synthesis.start import _grid, remat_list_candidates
 from schedules import Instance, simulate
 from schedules.generators.common import GeneratorError
-from schedules.generators.remat_list import natural_window, remat_list_schedule
+from schedules.generators.remat_list import natural_pairs, natural_window, remat_list_schedule
 from schedules import validate
 from tests.reference_sim import reference_simulate
 from tests.strategies import instances, scaled
@@ -26,6 +26,7 @@ PARAMS = st.fixed_dictionaries({
     "A": st.one_of(st.none(), st.integers(1, 3)),
     "w_room": st.integers(0, 2),
     "keep_less": st.integers(0, 2),
+    "pairs": st.one_of(st.none(), st.integers(-3, 3)),
 })
 
 
@@ -35,6 +36,8 @@ def _schedule(inst: Instance, prm: dict):
         inst, window=[w + prm["extra"] for w in nat],
         eager=None if prm["eager"] is None else [w + prm["eager"] for w in nat],
         lookahead=prm["lookahead"], A=prm["A"], w_room=prm["w_room"],
+        eager_pairs=None if prm["pairs"] is None else
+        [max(1, natural_pairs(inst, p) + prm["pairs"]) for p in range(inst.P)],
         keep=[max(0, inst.K - prm["keep_less"])] * inst.P)
 
 
@@ -57,7 +60,7 @@ def test_valid_within_K_reference_and_bound(inst, prm):
 @given(instances(max_P=3, max_v=2, max_m=4, max_pairs=12).filter(lambda i: i.K is not None))
 def test_candidates_time_what_they_report(inst):
     cands = remat_list_candidates(inst, inst.K, deadline=float("inf"))
-    assert len(cands) == sum(1 for *_, wr in REMAT_LIST_GRID if inst.split or not wr)
+    assert len(cands) == len(_grid(inst))
     lb = lower_bound(inst).value
     for c in cands:
         res = simulate(c.schedule.with_instance(inst))

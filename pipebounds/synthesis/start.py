@@ -474,18 +474,28 @@ def searched_candidates(inst: Instance, K: Optional[int], deadline: float, seed:
     return sorted(found, key=lambda c: c.makespan)[:POLISH_TOP]
 
 
-REMAT_LIST_GRID: tuple[tuple[int, Optional[int], int, Optional[int], int], ...] = (
-    (8, 0, 1, None, 1), (8, 0, 2, None, 0), (2, 0, 1, None, 1), (8, None, 1, None, 1),
-    (0, 0, 1, None, 0), (0, None, 1, 1, 0), (0, 1, 1, 1, 0), (8, 1, 2, 2, 0),
-    (2, 0, 2, None, 2), (0, None, 2, 2, 0), (4, 0, 1, None, 1), (1, None, 2, None, 1),
-    (8, 0, 2, 2, 1), (2, 1, 1, 1, 1), (0, 0, 1, 2, 0), (4, 1, 2, None, 0),
-)
+REMAT_LIST_GRID: dict[str, tuple[tuple, ...]] = {
+    "v1": ((8, 0, 2, None, 0, None), (16, None, 2, None, 0, -2), (8, 1, 2, 2, 0, None),
+           (2, 0, 1, None, 0, None), (8, None, 1, None, 0, None), (0, 0, 1, None, 0, None)),
+    "v1-split": ((8, None, 3, None, 1, None), (8, None, 1, None, 1, None),
+                 (0, None, 1, None, 1, None), (2, 0, 1, None, 2, None)),
+    "v2": ((8, 0, 1, 1, 0, None), (16, None, 1, 2, 0, -2), (8, None, 2, 2, 0, -4),
+           (0, None, 1, 1, 0, 4), (8, None, 1, 2, 0, None), (0, None, 2, 2, 0, None),
+           (2, None, 2, 2, 0, 0)),
+    "v2-split": ((2, None, 2, 2, 1, None), (0, None, 1, 1, 1, 0), (8, None, 2, 2, 1, None)),
+}
 """Parameters of :func:`schedules.generators.remat_list.remat_list_schedule` tried by
 :func:`remat_list_candidates`, in this order: ``(extra window, extra eager or None, lookahead,
-A or None, w_room)``; the window and the eager target are :func:`natural_window` plus the
-extra. The first ones are the best measured on the frontier pairs at ``v = 1`` (a wide window
-with a 1F1B-like eager target: warm-up, then one forward per backward, recomputes in the
-bubbles), then the best at ``v = 2`` (docs/synthesis.md, *Rematerializing list scheduler*)."""
+A or None, w_room, extra eager pairs or None)`` over :func:`natural_window` and
+:func:`natural_pairs`. Split instances try their own list first, then the fused one's. The
+best measured on frontier pairs at ``P = 8`` (docs/synthesis.md, *Rematerializing list
+scheduler*): at ``v = 1`` a wide window with 1F1B's rhythm (warm-up, then one forward per
+backward), recomputes in the bubbles; at ``v = 2`` interleaved's order (``A = 1, 2``)."""
+
+
+def _grid(inst: Instance) -> tuple[tuple, ...]:
+    key = "v1" if inst.v == 1 else "v2"
+    return (REMAT_LIST_GRID[key + "-split"] if inst.split else ()) + REMAT_LIST_GRID[key]
 
 
 def remat_list_candidates(inst: Instance, K: Optional[int], deadline: float,
@@ -497,24 +507,27 @@ def remat_list_candidates(inst: Instance, K: Optional[int], deadline: float,
     :func:`check`. Empty when ``K`` is None or the instance has a byte budget, two directions
     or F&B ops. Returns early at ``target`` (a lower bound)."""
     from schedules.generators.common import GeneratorError
-    from schedules.generators.remat_list import natural_window, remat_list_schedule
+    from schedules.generators.remat_list import (natural_pairs, natural_window,
+                                                 remat_list_schedule)
 
     if K is None or inst.directions != 1 or inst.overlapped or (
             inst.memory is not None and inst.memory.budget is not None):
         return []
     nat = [natural_window(inst, p) for p in range(inst.P)]
+    pairs = [natural_pairs(inst, p) for p in range(inst.P)]
     out: list[Candidate] = []
-    for ex, eg, la, A, wr in REMAT_LIST_GRID:
+    for ex, eg, la, A, wr, ep in _grid(inst):
         if out and (now() > deadline or stop()):
             break
-        if wr and not inst.split:
-            continue
         src = (f"remat-list[w+{ex},eager{'' if eg is None else f'+{eg}'},la={la},"
-               f"A={'S' if A is None else A}{f',wr={wr}' if wr else ''}]")
+               f"A={'S' if A is None else A}{f',wr={wr}' if wr else ''}"
+               f"{'' if ep is None else f',pairs{ep:+d}'}]")
         try:
-            sched = remat_list_schedule(inst, K, window=[w + ex for w in nat],
-                                        eager=None if eg is None else [w + eg for w in nat],
-                                        lookahead=la, A=A, w_room=wr, source=src)
+            sched = remat_list_schedule(
+                inst, K, window=[w + ex for w in nat],
+                eager=None if eg is None else [w + eg for w in nat], lookahead=la, A=A,
+                w_room=wr, eager_pairs=None if ep is None else [max(1, w + ep) for w in pairs],
+                source=src)
         except GeneratorError:
             continue
         ms = check(inst, sched)

@@ -63,18 +63,27 @@ def natural_window(inst: Instance, p: int) -> int:
     return max(1, ceil((inst.S - s_p) / inst.v))
 
 
+def natural_pairs(inst: Instance, p: int) -> int:
+    """Pairs GPU ``p`` runs forward before its first backward in Megatron's interleaved 1F1B,
+    ``(v - 1) P + 2 (P - p - 1) + 1`` (``P - p`` at ``v = 1``, 1F1B's warm-up): the default
+    base of ``eager_pairs``."""
+    P = inst.P
+    return (inst.v - 1) * P + 2 * (P - p - 1) + 1 if inst.v > 1 else P - p
+
+
 def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional[bool] = None,
                         window: Optional[Sequence[int]] = None,
                         keep: Optional[Sequence[int]] = None, A: Optional[int] = None,
                         lookahead: int = 1, eager: Optional[Sequence[int]] = None,
-                        w_room: int = 0,
+                        w_room: int = 0, eager_pairs: Optional[Sequence[int]] = None,
                         source: str = "") -> Schedule:
     """The rematerializing list schedule of ``inst`` under ``K`` activations per GPU (default
     ``inst.K``; module docstring). ``window[p]``: microbatches admitted past GPU ``p``'s next
     backward (default :func:`natural_window`; raised to the deadlock-free minimum);
     ``keep[p] <= K``: activations a forward may keep (default ``K``); ``eager[p]``: below this
     many microbatches in flight a new one comes first (default: none); ``w_room``: run a ready
-    ``W`` first when fewer than this many slots are free; ``A``: the order's
+    ``W`` first when fewer than this many slots are free; ``eager_pairs[p]``: below this many
+    pairs in flight (forwards minus backwards started) a forward comes first; ``A``: the order's
     weight of the microbatch against the chain position (default ``S``: microbatch by
     microbatch); ``lookahead``: an ``R`` becomes eligible once the backward ``lookahead``
     stages up its chain has started. ``split``: the ``I``/``W`` form (default: the instance's).
@@ -127,6 +136,7 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     bdone = [[False] * m for _ in range(S)]
     nf, nb, nw = [0] * S, [0] * S, [0] * S
     live = [0] * P
+    fdone, bcount = [0] * P, [0] * P  # forwards and backwards started on each GPU
     free = [0] * P
     orders: list[list[Op]] = [[] for _ in range(P)]
     # (time, 1 = releases / 0 = not, gpu, stage, microbatch, kind) of each op's end
@@ -161,6 +171,19 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                 e == 0 or (fend[e - 1][nf[e]] >= 0
                            and arrived(fend[e - 1][nf[e]], e - 1, e) <= now)):
             return make(e, "F", nf[e])  # fewer than eager[p] in flight: a new microbatch first
+        if eager_pairs is not None and fdone[p] - bcount[p] < eager_pairs[p]:
+            fb, fk = None, None  # fewer than eager_pairs[p] pairs in flight: a forward first
+            for s in local[p]:
+                j = nf[s]
+                if j < m and (s == 0 or (fend[s - 1][j] >= 0
+                                         and arrived(fend[s - 1][j], s - 1, s) <= now)):
+                    if s == entry[p] and j >= jnext + win[p]:
+                        continue
+                    k = (A * j + s, j)
+                    if fk is None or k < fk:
+                        fb, fk = make(s, "F", j), k
+            if fb is not None:
+                return fb
         for s in local[p]:  # a backward whose gradient has arrived and whose activation is live
             j = nb[s]
             if j < m and ready(fend[s][j]) and (not ckpt[s][j] or ready(rend[s][j])) and (
@@ -225,6 +248,7 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                 remaining -= kind != "R"
                 release = False
                 if kind == "F":
+                    fdone[p] += 1
                     fend[s][j] = end
                     nf[s] += 1
                     flag = rptr[p] < len(order[p]) and rptr[p] < pos[p][s][j]
@@ -240,6 +264,7 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                     live[p] += 1
                     advance(p)
                 elif kind == grad:
+                    bcount[p] += 1
                     gstart[s][j] = now
                     gend[s][j] = end
                     nb[s] += 1
@@ -278,4 +303,4 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
 
 
 
-__all__ = ["natural_window", "remat_list_schedule"]
+__all__ = ["natural_pairs", "natural_window", "remat_list_schedule"]
