@@ -1,6 +1,6 @@
 """Synthesis on a seeded sample of the atlas frontier at large P, at a fixed CPU budget.
 
-    python benchmarks/bench_atlas_large_p.py --per-P 10 --budget 5 [--P 16 32] [--out F.jsonl]
+    python benchmarks/bench_atlas_large_p.py --per-P 10 --budget 5 [--P 16 32] [--v 1] [--out F.jsonl]
 
 Samples ``--per-P`` pairs of ``data/atlas/frontier.csv`` for each ``P`` (seed ``--seed``; the
 same pairs whatever the code, so two runs of different code compare), runs
@@ -35,6 +35,8 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=5.0, help="CPU seconds per pair")
     ap.add_argument("--P", type=int, nargs="+", default=[16, 32])
     ap.add_argument("--seed", type=int, default=21)
+    ap.add_argument("--v", type=int, nargs="+", default=None,
+                    help="only the pairs of these v (default: every v)")
     ap.add_argument("--out", default=None, help="also write one JSON line per pair here")
     args = ap.parse_args(argv)
 
@@ -44,7 +46,8 @@ def main(argv=None) -> int:
     from schedules.instance import Instance
 
     with open(FRONTIER, newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if int(r["P"]) in args.P]
+        rows = [r for r in csv.DictReader(fh) if int(r["P"]) in args.P
+                and (args.v is None or int(r["v"]) in args.v)]
     by_P: dict = defaultdict(list)
     for r in rows:
         by_P[int(r["P"])].append(r)

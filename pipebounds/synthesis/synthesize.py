@@ -1,10 +1,10 @@
 """``synthesize(inst, K | budget_bytes, time_limit)``: an anytime schedule with a certified gap
 (docs/synthesis.md).
 
-1. **Start.** List schedules with searched priority rules and caps, rematerializing list
-   schedules (:mod:`schedules.generators.remat_list`: recomputes decided while scheduling,
-   every GPU at its limit ``K``), and every family
-   optimally rematerialized (``best``'s machinery), all validated; the best is the incumbent,
+1. **Start.** List schedules with searched priority rules and caps, every family
+   optimally rematerialized (``best``'s machinery), and rematerializing list schedules
+   (:mod:`schedules.generators.remat_list`: recomputes decided while scheduling, every GPU at
+   its limit ``K``), all validated; the best is the incumbent,
    so the result is never worse than the best family's.
 2. **Exact phase** (small instances: at most :data:`EXACT_OPS` ops): the full CP-SAT model
    hinted with the incumbent, for half the remaining time; it may prove the optimum.
@@ -58,9 +58,10 @@ EXACT_SHARE = 0.8
 128-400 ops the full model hinted with the incumbent improves it more per second than the
 neighbourhoods; the neighbourhoods get the rest)."""
 REMAT_LIST_SHARE = 0.1
-"""Share of the limit the rematerializing list scheduler gets after the list schedules
-(:func:`~.start.remat_list_candidates`; its first parameter set runs in any case: about 0.4
-CPU s at 50k ops)."""
+"""Share of the limit the rematerializing list scheduler gets after the families, out of the
+searched rules' time (:func:`~.start.remat_list_candidates`; its first parameter set runs in
+any case: about 0.3-0.5 CPU s at 50k ops). Measured before on the large-P benchmark: taken
+before the families, it cost the families phase its last family at ``P = 32``."""
 SEARCH_SMALL, SEARCH_LARGE = 0.45, 0.75
 """The searched list rules run until this share of the limit: shorter when the exact phase
 follows (small instances), longer on large ones, where the start is most of the quality
@@ -241,12 +242,6 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop,
                             lb if objective == "makespan" else None, now=now, top=top)
     methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
-    if K_eff is not None and not in_bytes and not done():
-        rl = remat_list_candidates(work, K_eff, now() + REMAT_LIST_SHARE * time_limit,
-                                   channel.stop, lb if objective == "makespan" else None,
-                                   now=now)
-        methods.append(f"rematerializing list scheduler: {len(rl)} valid parameter sets")
-        cands += rl
     for src, sched in start:
         ms = check(work, sched)
         if ms is not None:
@@ -268,6 +263,15 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
             offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
                                                                        objective))
         cands += fam
+    if K_eff is not None and not in_bytes and not done():
+        rl = remat_list_candidates(work, K_eff, now() + REMAT_LIST_SHARE * time_limit,
+                                   channel.stop, lb if objective == "makespan" else None,
+                                   now=now)
+        methods.append(f"rematerializing list scheduler: {len(rl)} valid parameter sets")
+        for c in sorted(rl, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
+            offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
+                                                                       objective))
+        cands += rl
     base_ops = work.S * work.m * (3 if work.split else 2)
     small = exact and objective == "makespan" and base_ops <= EXACT_OPS
     if not in_bytes and not done():
