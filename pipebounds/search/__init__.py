@@ -6,7 +6,8 @@ stop, shared incumbent and bound), :mod:`.incumbent` (known schedules as upper b
 :mod:`.symmetry` (the microbatch symmetry rules); the backends :mod:`.bnb` + :mod:`.deepening`
 (branch and bound), :mod:`.cpsat` (OR-tools CP-SAT) and :mod:`.portfolio` (both in processes);
 :mod:`.solve` dispatches through :mod:`.backend` (one options object, one protocol, one
-registry of backends).
+registry of backends). :mod:`.relaxation` is not a backend: it computes the single-GPU
+relaxation, a lower bound (docs/theory.md A.7).
 """
 
 from .backend import BACKENDS, Backend, SolveOptions

@@ -97,10 +97,11 @@ def gpu_relaxation(inst: Instance, gpu: int, time_limit: Optional[float] = 60.0,
         raise InputError(f"gpu must be in 0..{inst.P - 1}, got {gpu}")
     unit = inst.unit * Fraction(lag_extra).denominator
     f = int(inst.f * unit)
-    split = inst.split
-    bc = int((inst.b_I if split else inst.b) * unit)
-    bw = int(inst.b_W * unit) if split else 0
-    P, m, K = inst.P, inst.m, int(inst.K)  # type: ignore[arg-type]
+    split = inst.b_I is not None and inst.b_W is not None
+    bc = int((inst.b_I if inst.b_I is not None else inst.b) * unit)
+    bw = int(inst.b_W * unit) if inst.b_W is not None else 0
+    assert inst.K is not None   # class_problems refuses K = inf
+    P, m, K = inst.P, inst.m, int(inst.K)
     d = P - gpu
     lag = (d - 1) * (f + bc) + int(Fraction(lag_extra) * unit)
     tail = gpu * bc + bw if gpu > 0 else 0   # GPU 0 split: its own W is modelled
