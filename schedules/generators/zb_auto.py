@@ -64,7 +64,8 @@ class _Build:
         self.bubble = [0] * P          # idle time after the GPU's first op
         self.start = [None] * P        # start of the GPU's first op
         self.end: dict[tuple[str, int, int], int] = {}
-        self.orders: list[list[Op]] = [[] for _ in range(P)]
+        # (kind, microbatch) per stage; made into ops for the winning run only (eight runs)
+        self.orders: list[list[tuple[str, int]]] = [[] for _ in range(P)]
 
     def put(self, j: int, kind: str) -> None:
         i = self.count[kind][j]
@@ -82,7 +83,7 @@ class _Build:
         self.end[kind, j, i] = t
         self.mem[j] += {"F": 1, "I": 0, "W": -1}[kind]
         self.count[kind][j] += 1
-        self.orders[j].append(Op(j, kind, i))
+        self.orders[j].append((kind, i))
 
     def pending_w(self, j: int) -> bool:
         return self.count["W"][j] < self.count["I"][j]
@@ -204,7 +205,7 @@ def zb_auto(inst: Instance, limit: Optional[int] = None, source: str = "zb-auto"
         raise GeneratorError(f"{source}: no order fits {limit} activations per GPU")
     orders: list[tuple[Op, ...]] = [()] * inst.P
     for s, order in enumerate(best.orders):  # stage s runs on GPU stage_to_rank[s]
-        orders[inst.gpu(s)] = tuple(order)
+        orders[inst.gpu(s)] = tuple(Op(s, kind, i) for kind, i in order)
     return Schedule(inst, tuple(orders), source)
 
 
