@@ -158,7 +158,7 @@ def kf2_matches_bound(ctx: Context) -> CheckResult:
        kind="exhaustive",
        range={"quick": "independent rows of pipebounds/data/optima.jsonl, split or v >= 2, P <= 2",
               "full": "every independent row of pipebounds/data/optima.jsonl, split or v >= 2, finite K "
-                      "(1,594 rows, 649 instances)"})
+                      "(1,610 rows, 659 instances; those whose OPT(inf) the bounds settle are compared)"})
 def frontier_table_general(ctx: Context) -> CheckResult:
     """No solving: the bracket ``[K_star_low, K_star_high]`` from the bounds and the known
     schedules fitted to ``K`` must contain the table's ``K*``, and be the table's ``K*`` where
@@ -274,3 +274,123 @@ def kf5_table(ctx: Context) -> CheckResult:
 
     return kf5_agreement(kf5_rows(), optima_rows(lambda i: i.v == 2 and not i.split
                                                   and not i.c), kf5_value)
+
+
+KF5_ATTAINED_DATA = "data/frontier_v2_split_kf5.jsonl"
+"""``K*`` of ``v = 2`` split instances beyond :data:`KF5_DATA`, closed by KF5 and a schedule
+(docs/theory_frontier.md §8, tools/frontier_v2_split.py): per base instance ``OPT(inf)``
+(CP-SAT, ``use_theory=False, use_known=False``), the decisions "makespan ``<= OPT(inf)`` at
+peak ``<= K``" from ``K = KF5`` up, and the schedule of the feasible one."""
+
+
+def kf5_attained_rows() -> list:
+    """``(base instance, row)`` of :data:`KF5_ATTAINED_DATA` (repository root)."""
+    from pathlib import Path
+
+    from schedules.instance import Instance
+
+    path = Path(__file__).resolve().parents[1] / KF5_ATTAINED_DATA
+    out = []
+    for line in path.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            out.append((Instance(P=r["P"], m=r["m"], v=2, placement=r["placement"],
+                                 f=Fraction(r["f"]), b_I=Fraction(r["b_I"]),
+                                 b_W=Fraction(r["b_W"])), r))
+    return out
+
+
+def _resolve_kf5_row(inst, row) -> str:
+    """Re-prove a stored row's solver answers (CP-SAT without any bound of ``bounds``):
+    ``OPT(inf)``, and ``OPT(K) > OPT(inf)`` at every K recorded infeasible; "" when they hold."""
+    from pipebounds.search.cpsat import solve_cpsat
+
+    opt_inf = Fraction(row["opt_inf"])
+    r = solve_cpsat(inst, time_limit=60, use_known=False, use_theory=False)
+    if r.status != "optimal" or r.makespan != opt_inf:
+        return f"OPT(inf) re-solved: {r.status} {r.makespan}, stored {opt_inf}"
+    for K, verdict in row["decisions"].items():
+        if verdict == "infeasible":
+            d = solve_cpsat(inst.with_(K=int(K)), time_limit=60, use_known=False,
+                            use_theory=False, cap=int(opt_inf))
+            if not d.lower_bound > opt_inf:
+                return f"K={K} recorded infeasible, re-solved: lower bound {d.lower_bound}"
+    return ""
+
+
+def kf5_attained_agreement(rows, kf5_fn, resolve=None) -> CheckResult:
+    """``rows`` as :func:`kf5_attained_rows`. For each row: the theory's bound at ``K = inf``
+    is at most the stored ``OPT(inf)``; the stored schedule re-simulates valid, of makespan
+    ``OPT(inf)`` and peak ``<= K_star_high`` (so ``K* <= K_star_high``); ``kf5_fn`` (KF5, a
+    lower bound on ``K*``) is at most ``K_star_high`` and no ``K`` recorded infeasible is at or
+    above it. ``K*`` is closed where KF5, raised past the ``K`` proven infeasible, meets
+    ``K_star_high``. ``resolve(inst, row)``: re-prove the solver answers (full mode)."""
+    from bounds import lower_bound
+    from schedules.schedule import Schedule
+    from schedules.simulate import simulate
+
+    n = closed = equal = 0
+    misses: list[str] = []
+    still_open: list[str] = []
+    for inst, row in rows:
+        if row.get("opt_inf") is None:
+            continue
+        n += 1
+        opt_inf = Fraction(row["opt_inf"])
+        lb = lower_bound(inst).value
+        if lb > opt_inf:
+            return CheckResult(n, False, None, f"{inst}: LB(inf) {lb} > OPT(inf) {opt_inf}")
+        high = row["K_star_high"]
+        if row.get("orders") is not None:
+            sim = simulate(Schedule.from_strings(inst.with_(K=high), row["orders"]))
+            if not (sim.valid and sim.makespan == opt_inf and max(sim.peak_memory) <= high):
+                return CheckResult(n, False, None, f"{inst}: the stored schedule (valid "
+                                   f"{sim.valid}, makespan {sim.makespan}, peak "
+                                   f"{max(sim.peak_memory)}) does not reach OPT(inf) = "
+                                   f"{opt_inf} at K = {high}")
+        elif high != inst.v * inst.m:
+            return CheckResult(n, False, None, f"{inst}: K_star_high {high} without a schedule")
+        k5 = kf5_fn(inst, opt_inf)
+        if k5 > high:
+            return CheckResult(n, False, None, f"{inst}: KF5 = {k5} > {high}, a memory at "
+                               f"which a schedule reaches OPT(inf) = {opt_inf}")
+        infeasible = [int(K) for K, v in row["decisions"].items() if v == "infeasible"]
+        if any(K >= high for K in infeasible):
+            return CheckResult(n, False, None, f"{inst}: K recorded infeasible at or above "
+                               f"K_star_high = {high}")
+        low = max([k5] + [K + 1 for K in infeasible])  # OPT(K) does not rise with K
+        if resolve is not None:
+            err = resolve(inst, row)
+            if err:
+                return CheckResult(n, False, None, f"{inst}: {err}")
+        name = (f"P={inst.P} m={inst.m} {inst.placement} f={row['f']} b_I={row['b_I']} "
+                f"b_W={row['b_W']}")
+        if low < high:
+            still_open.append(f"{name}: [{low}, {high}]")
+        if low == high:
+            closed += 1
+            equal += k5 == high
+            if k5 < high:
+                misses.append(f"{name}: KF5 {k5}, K* {high}")
+    detail = (f"K* closed on {closed} of {n} v = 2 split instances of {KF5_ATTAINED_DATA}; "
+              f"KF5 = K* on {equal}")
+    if misses:
+        detail += f"; K* = KF5 + proven infeasible K on {len(misses)}: " + "; ".join(misses)
+    if still_open:
+        detail += "; open (the decision at the lower end ran out of time): " + "; ".join(still_open)
+    return CheckResult(n, True, None, detail)
+
+
+@check("KF5 attained: K* = KF5 by a schedule at KF5 on v = 2 split instances (K* closed by "
+       "the bound and a schedule)", kind="exhaustive", theorems=("KF5",),
+       range={"quick": f"every instance of {KF5_ATTAINED_DATA} (v = 2 split, both placements, "
+                       "f, b_I, b_W in {1, 2}; (P, m) in 2x4, 2x5, 2x6, 3x4, 3x5, 4x2, 4x3, "
+                       "4x4): schedules re-simulated",
+              "full": f"every instance of {KF5_ATTAINED_DATA}: schedules re-simulated, "
+                      "OPT(inf) and every infeasible decision re-solved by CP-SAT "
+                      "(use_theory=False)"})
+def kf5_attained(ctx: Context) -> CheckResult:
+    from bounds.frontier import kf5_value
+
+    return kf5_attained_agreement(kf5_attained_rows(), kf5_value,
+                                  _resolve_kf5_row if ctx.mode == "full" else None)

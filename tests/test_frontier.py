@@ -201,3 +201,52 @@ def test_kf5_refuses_instances_outside_its_statement():
                  Instance(P=2, m=2, v=2, f=[1, 2, 1, 1], b=2)):
         with pytest.raises(ValueError):
             kf.kf5_value(inst, Fraction(100))
+
+
+# --- KF5 attained (K* closed by KF5 and a schedule; data/frontier_v2_split_kf5.jsonl) ---
+
+def test_kf5_attained_check_passes_and_closes_most_stored_rows():
+    import re
+
+    from proofs_checks.frontier import kf5_attained_agreement, kf5_attained_rows
+
+    rows = kf5_attained_rows()
+    res = kf5_attained_agreement(rows, kf.kf5_value)
+    assert res.ok, res.detail
+    assert res.instances == len(rows) >= 100
+    closed, n, equal = map(int, re.search(r"closed on (\d+) of (\d+) .*KF5 = K\* on (\d+)",
+                                          res.detail).groups())
+    # the stored bracket of every row: closed exactly where the check says so
+    assert closed == sum(r["K_star_low"] == r["K_star_high"] for _, r in rows)
+    assert n == len(rows) and closed >= 0.95 * n and equal >= 0.9 * n
+
+
+def test_kf5_attained_planted_kf5_one_too_high_is_caught():
+    from proofs_checks.frontier import kf5_attained_agreement, kf5_attained_rows
+
+    planted = kf5_attained_agreement(kf5_attained_rows(),
+                                     lambda inst, T: kf.kf5_value(inst, T) + 1)
+    assert not planted.ok and "KF5 =" in planted.detail
+
+
+def test_kf5_attained_rejects_a_schedule_that_does_not_fit_its_memory():
+    """A row whose schedule is claimed at one less memory than its peak fails."""
+    from proofs_checks.frontier import kf5_attained_agreement, kf5_attained_rows
+
+    inst, row = next((i, r) for i, r in kf5_attained_rows() if r["K_star_high"] > 1)
+    bad = {**row, "K_star_high": row["K_star_high"] - 1}
+    assert not kf5_attained_agreement([(inst, bad)], kf.kf5_value).ok
+    bad = {**row, "opt_inf": str(Fraction(row["opt_inf"]) - 1)}   # OPT(inf) one unit low
+    assert not kf5_attained_agreement([(inst, bad)], kf.kf5_value).ok
+
+
+def test_kf5_attained_resolve_reproves_a_miss():
+    """Full mode's re-solve on the smallest row where KF5 < K*: OPT(inf) and the infeasible
+    decision at KF5 re-proven by CP-SAT without any bound; a wrong stored OPT(inf) fails."""
+    from proofs_checks.frontier import _resolve_kf5_row, kf5_attained_rows
+
+    inst, row = min(((i, r) for i, r in kf5_attained_rows()
+                     if "infeasible" in r["decisions"].values()),
+                    key=lambda ir: (ir[0].P * ir[0].m, Fraction(ir[1]["opt_inf"])))
+    assert _resolve_kf5_row(inst, row) == ""
+    assert _resolve_kf5_row(inst, {**row, "opt_inf": str(Fraction(row["opt_inf"]) + 1)}) != ""
