@@ -248,5 +248,9 @@ def test_kf5_attained_resolve_reproves_a_miss():
     inst, row = min(((i, r) for i, r in kf5_attained_rows()
                      if "infeasible" in r["decisions"].values()),
                     key=lambda ir: (ir[0].P * ir[0].m, Fraction(ir[1]["opt_inf"])))
-    assert _resolve_kf5_row(inst, row) == ""
-    assert _resolve_kf5_row(inst, {**row, "opt_inf": str(Fraction(row["opt_inf"]) + 1)}) != ""
+    assert _resolve_kf5_row(inst, row) == ("", 0)
+    assert _resolve_kf5_row(inst, {**row, "opt_inf": str(Fraction(row["opt_inf"]) + 1)})[0]
+    # a K recorded infeasible where a schedule reaches OPT(inf): the re-solve finds it
+    feasible_K = next(K for K, v in row["decisions"].items() if v == "feasible")
+    bad = {**row, "decisions": {**row["decisions"], feasible_K: "infeasible"}}
+    assert "was found" in _resolve_kf5_row(inst, bad)[0]
