@@ -651,8 +651,10 @@ def min_span(schedule: Schedule) -> Fraction:
 
 # ------------------------------------------------------------------- the model
 def _ortools():
+    from .ortools_import import cp_model as load
+
     try:
-        from ortools.sat.python import cp_model
+        cp_model = load()
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise RematError("optimal_remat needs OR-tools: pip install ortools "
                          "(or the project's 'solver' extra)") from exc

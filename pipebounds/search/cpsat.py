@@ -33,9 +33,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Optional
-
-from ortools.sat.python import cp_model
+from typing import TYPE_CHECKING, Callable, Optional
 
 from schedules.instance import Instance
 from schedules.ops import Op
@@ -49,6 +47,13 @@ from .proof import ceil_units, checked, status_of, theory_bound, theory_guard
 from .result import SolveResult
 from .symmetry import canonical
 from schedules.instance import require_one_direction
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+else:  # the same module, without pandas at start-up (schedules.ortools_import)
+    from schedules.ortools_import import cp_model as _load
+
+    cp_model = _load()
 
 
 @dataclass

@@ -205,8 +205,8 @@ class Base:
                 model.add_hint(var, self.times[op][0])
         for op, lit in present.items():
             model.add_hint(lit, op in in_order)
-        from ortools.sat.python import cp_model  # here: a synthesis without time left for
-        # a neighbourhood never imports it (with pandas, half a second of CPU)
+        from pipebounds.search.cpsat import cp_model  # here: a synthesis without time left
+        # for a neighbourhood never imports OR-tools (schedules.ortools_import: without pandas)
 
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
