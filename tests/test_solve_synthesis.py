@@ -18,6 +18,7 @@ from schedules import Instance, simulate
 from schedules.io import schedule_from_document
 from pipebounds.search import solve
 from pipebounds.search.backend import SolveOptions
+from pipebounds.search.channel import SILENT
 from pipebounds.search.cpsat import build, solve_cpsat
 from pipebounds.search.portfolio import solve_portfolio
 from pipebounds.synthesis.engine import SynthesisEngine
@@ -124,3 +125,75 @@ def test_cli_solve_with_synthesis_runs_it_as_an_engine():
     assert sim.valid and sim.makespan == Fraction(r["makespan_exact"])
     assert r["status"] == "optimal" and r["engine"] == "portfolio"
     assert Fraction(r["makespan_exact"]) == _optimum(Instance(P=3, m=6, K=2)).makespan
+
+
+def _random_small(n: int, seed: int) -> list[Instance]:
+    """``n`` seeded small instances with memory binding (sizes CP-SAT proves in well under a
+    second), fused and split, one wave or two."""
+    import random
+
+    rng = random.Random(seed)
+    out: list[Instance] = []
+    while len(out) < n:
+        P = rng.randint(2, 3)
+        v = 2 if rng.random() < 0.25 else 1
+        m = rng.randint(2, 5 if v == 1 else 3)
+        K = rng.randint(1, P)
+        kw: dict = dict(P=P, m=m, K=K, v=v, f=rng.randint(1, 3))
+        if rng.random() < 0.4:
+            kw.update(b_I=rng.randint(1, 3), b_W=rng.randint(1, 3))
+        else:
+            kw.update(b=rng.randint(1, 4))
+        inst = Instance(**kw)
+        if inst not in out:
+            out.append(inst)
+    return out
+
+
+def test_at_bound_and_capped_restarts_reach_the_optimum_on_random_instances():
+    """On 30 random small instances: CP-SAT at the theory's bound (stepping up while
+    infeasible) ends at the optimum of an independent CP-SAT solve (no theory, no known
+    schedules) and proves no bound above it; the capped restarts from the best family end at
+    the optimum with it proven."""
+    from pipebounds.search.incumbent import best_known
+    from pipebounds.search.proof import ceil_units, root_lower_bound
+    from pipebounds.synthesis.engine import at_bound, capped_restarts
+
+    for inst in _random_small(30, seed=21):
+        ref = solve_cpsat(inst, time_limit=60, use_known=False, use_theory=False)
+        assert ref.status == "optimal", inst
+        unit = inst.unit
+        opt = ceil_units(ref.makespan, unit)
+        lb = root_lower_bound(inst)
+        shot, floor = at_bound(inst, lb, 60.0)
+        assert floor <= opt, inst
+        assert shot is not None and shot[2] == ref.makespan and floor == opt, inst
+        _valid(SimpleResult(shot[1], shot[2]), inst)
+        known = best_known(inst)
+        stats: dict = {}
+        sched, ms, _, lower, _ = capped_restarts(inst, SolveOptions(lb_theory=lb), SILENT,
+                                                 known[1], known[2], known[0], lb, None, stats)
+        assert ms == ref.makespan and lower == ms, (inst, ms, lower, ref.makespan)
+        assert simulate(sched).makespan == ms and stats["restarts"] >= (known[2] > ms)
+
+
+class SimpleResult:
+    """The two fields :func:`_valid` reads besides the schedule."""
+
+    def __init__(self, schedule, makespan):
+        self.schedule, self.makespan, self.lower_bound = schedule, makespan, makespan
+
+
+def test_cli_solve_answers_at_the_bound_without_engines():
+    """-P 6 -m 8 -K 3 -f 3 split 1/1: no list schedule nor family meets the bound 58, CP-SAT
+    capped at it finds one (the optimum: CP-SAT alone proves 58)."""
+    out = subprocess.run([sys.executable, "-m", "pipebounds", "solve", "-P", "6", "-m", "8",
+                          "-K", "3", "-f", "3", "--b-input", "1", "--b-weight", "1",
+                          "--time-limit", "60", "--synthesize", "auto", "--json", "--quiet"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    sim = simulate(schedule_from_document(r["schedule"]))
+    assert sim.valid and sim.makespan == Fraction(r["makespan_exact"]) == 58
+    assert r["status"] == "optimal" and r["lower_bound"] == 58
+    assert r["proof"] in ("at_bound", "root", "combined", "cpsat", "synthesize")

@@ -16,6 +16,7 @@ reached get an ``error`` (not solved: interrupted). The exit status is then 130 
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sys
 
@@ -144,24 +145,53 @@ def _beside(inst: Instance, args, limit):
     return SynthesisEngine(seconds)
 
 
-def _quick_options(inst: Instance, left, workers: int, stop):
-    """The portfolio's options after :func:`pipebounds.synthesis.engine.quick_start`: its list
-    schedule is the first incumbent; when it meets the theory's bound the known schedules are
-    not computed (the portfolio answers at its root check), else the better of both is kept."""
+def _quick_options(inst: Instance, deadline, workers: int, stop):
+    """``(options, floor, shot)``: the portfolio's options after the steps in the caller's
+    process (docs/search.md, "Portfolio with synthesis"). First the list schedules of
+    :func:`pipebounds.synthesis.engine.quick_start`: the best is the first incumbent, and when
+    it meets the theory's bound the known schedules are not computed (the portfolio answers at
+    its root check). Else the known schedules (the portfolio's ``known``; when one meets the
+    bound, the root check answers), then :func:`pipebounds.synthesis.engine.at_bound` (CP-SAT
+    capped at the bound, hinted with the best family): ``shot`` is its
+    ``(source, schedule, makespan)`` when it found a schedule at the bound it proved (optimal,
+    no engine needed), else None, and ``floor`` that bound in units (0 when it proved nothing
+    beyond the theory's). ``deadline``: when the answer is due (a
+    :class:`schedules.deadline.Deadline`); the options' time limit is what these steps leave
+    of it."""
     from pipebounds.search.backend import SolveOptions
-    from pipebounds.search.proof import root_lower_bound
-    from pipebounds.synthesis.engine import quick_seconds, quick_start
+    from pipebounds.search.incumbent import best_known
+    from pipebounds.search.proof import ceil_units, root_lower_bound
+    from schedules.deadline import Deadline
+    from pipebounds.synthesis.engine import at_bound, at_bound_seconds, quick_seconds, \
+        quick_start
+
+    def left():  # the time left for the engines, at the moment they start
+        rest = deadline.remaining()
+        return None if rest is None else max(0.05, rest - END_SECONDS)
 
     lb = root_lower_bound(inst)
-    options = SolveOptions(time_limit=left, workers=workers, lb_theory=lb)
+    options = SolveOptions(time_limit=left(), workers=workers, lb_theory=lb)
     if stop is not None and stop():
-        return options
-    quick = quick_start(inst, lb, quick_seconds(left))
-    if quick is None:
-        return options
-    if quick[2] <= lb:
-        return options.replace(known=quick)
-    return options.replace(incumbent=quick[1])
+        return options, 0, None
+    quick = quick_start(inst, lb, quick_seconds(left()))
+    if quick is not None and quick[2] <= lb:
+        return options.replace(known=quick, time_limit=left()), 0, None
+    # the known schedules (families) now, as the portfolio would: their best is the hint of
+    # CP-SAT at the bound (a family's early part is a better partial hint than a list
+    # schedule's: at P=6 m=8 K=3 f=3 split 1/1, 0.1 CPU s against 2.5-5 without finding)
+    rest = left()
+    known = best_known(inst, Deadline.after(None if rest is None else rest / 2))
+    options = options.replace(known=known) if known is not None else options.replace(
+        use_known=False)
+    if quick is not None:
+        options = options.replace(incumbent=quick[1])
+    if known is not None and known[2] <= lb:  # the portfolio answers at its root check
+        return options.replace(time_limit=left()), 0, None
+    hint = known[1] if known is not None else None if quick is None else quick[1]
+    shot, floor = at_bound(inst, lb, at_bound_seconds(left()), hint=hint,
+                           stop=stop if stop is not None else (lambda: False))
+    return (options.replace(time_limit=left()),
+            floor if floor > ceil_units(lb, inst.unit) else 0, shot)
 
 
 def _Quiet(outer):
@@ -197,9 +227,22 @@ def solve_report(inst: Instance, args, stop=None, deadline=None) -> dict:
     incumbent = None if beside is not None else _synthesized(inst, args, limit, channel, deadline)
     left = deadline.remaining()
     left = None if left is None else max(0.05, left - END_SECONDS)
-    if beside is not None:  # list schedules first, then the synthesis beside CP-SAT
-        res = solve_portfolio(inst, _quick_options(inst, left, args.workers, stop),
-                              channel=channel, engines=(beside, "cpsat"), engine_name="portfolio")
+    if beside is not None:  # list schedules and CP-SAT at the bound first, then the
+        # synthesis beside CP-SAT
+        import time
+
+        t0 = time.monotonic()
+        options, floor, shot = _quick_options(inst, deadline, args.workers, stop)
+        if shot is not None:  # CP-SAT's schedule at the bound CP-SAT proved: optimal
+            from pipebounds.search.result import SolveResult
+
+            res = SolveResult("optimal", shot[1], shot[2], shot[2], 0, time.monotonic() - t0,
+                              "portfolio", shot[0], {"proof": "at_bound"})
+        else:
+            if floor:
+                beside = dataclasses.replace(beside, floor=floor)
+            res = solve_portfolio(inst, options, channel=channel, engines=(beside, "cpsat"),
+                                  engine_name="portfolio")
     elif args.engine == "cpsat":  # in a process too, so that a signal gets its best answer
         res = solve_portfolio(inst, SolveOptions(time_limit=left, workers=args.workers,
                                                  incumbent=incumbent),
@@ -210,17 +253,20 @@ def solve_report(inst: Instance, args, stop=None, deadline=None) -> dict:
     interrupted = bool(stop is not None and stop())
     # the certifier: a schedule whose makespan is an optimum known on another basis (theorem,
     # checked range, pipebounds/data/optima.jsonl) is optimal even when the solver did not prove it
+    # (a proven optimum needs none: the bound is the makespan already; the table's reader is
+    # about 0.08 CPU s of a command that may take 0.4)
     from ..certify import certify
 
-    cert = certify(inst)
+    cert = certify(inst) if res.status != "optimal" else None
     status, bound = res.status, res.lower_bound
-    if cert.optimum is not None:  # a known optimum is the best lower bound there is
+    if cert is not None and cert.optimum is not None:  # a known optimum is the best bound
         bound = max(bound, cert.optimum)
         if status == "feasible" and res.makespan == cert.optimum:
             status = "optimal"
     return {"status": status,
             "optimum_basis": ("solver" if res.status == "optimal" else
-                              cert.basis if status == "optimal" else None),
+                              cert.basis if status == "optimal" and cert is not None
+                              else None),
             "makespan": None if res.makespan is None else number(res.makespan),
             "makespan_exact": None if res.makespan is None else exact_string(res.makespan),
             "lower_bound": number(bound),
