@@ -21,12 +21,15 @@
    of ``-P 3 -m 5 -K 2 -v 2 -f 3 -b 3`` in 1.8-3.9 CPU s, where the uncapped solve that had found
    it needed 7.8 CPU s more; docs/search.md).
 
-:func:`at_bound` (in the caller's process, after the list schedules, before any engine starts):
-CP-SAT capped *at* the proven bound ``L``, a feasibility problem (``T = L``). When the theory's
-bound is the optimum this finds an optimal schedule several times faster than the minimising
-solve (0.02-0.07 CPU s against 0.02-0.38 on the fresh mid-``K`` sets), and the portfolio then
-answers at its root check; when it is *infeasible* it proves ``L + 1`` and tries that, within its
-share of the limit (:data:`AT_BOUND`). Its proven bound goes to the engine (``floor``).
+:func:`at_bound` (in the caller's process, after the list schedules and the families, before
+any engine starts): CP-SAT capped *at* the proven bound ``L``, a feasibility problem
+(``T = L``), hinted with the best family. When the theory's bound is the optimum this finds an
+optimal schedule several times faster than the minimising solve (0.02-0.07 CPU s against
+0.02-0.38 on the fresh mid-``K`` sets), and ``pipebounds solve`` then answers without engine
+processes; when it is *infeasible* it proves ``L + 1`` and tries that, within its share of the
+limit (:data:`AT_BOUND`). Its proven bound goes to the engine (``floor``). Its proofs rest on
+the theory's bound (the model has ``T >= L``), so the engine takes ``floor`` only with
+``use_theory``.
 
 The lower bound it returns is CP-SAT's own proof (or the theory's bound with ``use_theory``):
 the synthesis contributes schedules only, never a bound, so ``use_theory=False`` stays
