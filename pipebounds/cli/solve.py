@@ -255,9 +255,11 @@ def solve_report(inst: Instance, args, stop=None, deadline=None) -> dict:
     # checked range, pipebounds/data/optima.jsonl) is optimal even when the solver did not prove it
     # (a proven optimum needs none: the bound is the makespan already; the table's reader is
     # about 0.08 CPU s of a command that may take 0.4)
-    from ..certify import certify
+    cert = None
+    if res.status != "optimal":
+        from ..certify import certify
 
-    cert = certify(inst) if res.status != "optimal" else None
+        cert = certify(inst)
     status, bound = res.status, res.lower_bound
     if cert is not None and cert.optimum is not None:  # a known optimum is the best bound
         bound = max(bound, cert.optimum)
