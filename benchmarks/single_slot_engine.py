@@ -2,13 +2,15 @@
 and where T3 and T3d equal the optimum it proves (docs/theory.md A.6, "An exact engine").
 
     python benchmarks/single_slot_engine.py [--max-P 8] [--ms 2,3,...,64] [--nodes 100000]
-        [--ratios 1:1,1:2,...] [--time-limit 5] [--out data/k1_exact_sweep.jsonl]
+        [--ratios 1:1,1:2,...] [--time-limit 5 | --cpu-limit 6] [--no-dominance]
+        [--out data/k1_exact_sweep.jsonl]
 
 One JSON line per instance (fused, ``v = 1``, ``K = 1``): ``P, m, f, b, t3, t3d``, the engine's
 ``status``, ``lower`` and ``upper`` (``upper = lower`` when optimal), ``refuted`` (makespans
 proven impossible), ``nodes`` and ``cpu`` (``time.process_time`` seconds, the engine alone:
 T3 and T3d are computed outside the timing). The engine starts at T3d (``use_theory``),
-``--time-limit`` wall seconds per instance: ``optimal`` means its search found the schedule
+``--time-limit`` wall seconds per instance (or ``--cpu-limit`` CPU seconds, the process's
+``time.process_time``: the same work on a loaded machine): ``optimal`` means its search found the schedule
 (or the construction reached T3 = T3d) and refuted every makespan below it down to T3d.
 Resumable: instances already in ``--out`` are skipped. Prints a summary at the end.
 """
@@ -21,24 +23,31 @@ import math
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import Optional
 
 from bounds.single_wave import coupled_slot_value, single_slot_value
 from pipebounds.search import SolveOptions
 from pipebounds.search.single_slot import solve_single_slot
 from schedules import Instance, simulate
+from schedules.deadline import CpuDeadline
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "k1_exact_sweep.jsonl"
 RATIOS = tuple((f, b) for f in range(1, 6) for b in range(1, 6) if math.gcd(f, b) == 1)
 MS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 32, 40, 48, 56, 64)
 
 
-def run(P: int, m: int, f: int, b: int, nodes: int, limit: float) -> dict:
-    """One instance: the engine's answer and its CPU time (module docstring)."""
+def run(P: int, m: int, f: int, b: int, nodes: int, limit: float,
+        cpu_limit: Optional[float] = None, dominance: bool = True) -> dict:
+    """One instance: the engine's answer and its CPU time (module docstring); ``cpu_limit``:
+    CPU seconds (a :class:`~schedules.deadline.CpuDeadline`) in place of the wall ``limit``;
+    ``dominance``: L12 on (off: L11's exact-key memo only)."""
     inst = Instance(P=P, m=m, K=1, f=f, b=b)
     t3 = single_slot_value(inst)
     t3d = coupled_slot_value(inst, t3)
     c0 = time.process_time()
-    res = solve_single_slot(inst, SolveOptions(time_limit=limit, lb_theory=t3d), nodes=nodes)
+    deadline = None if cpu_limit is None else CpuDeadline.after(cpu_limit)
+    res = solve_single_slot(inst, SolveOptions(time_limit=limit, lb_theory=t3d), nodes=nodes,
+                            deadline=deadline, dominance=dominance)
     cpu = time.process_time() - c0
     row = {"P": P, "m": m, "f": f, "b": b, "t3": str(t3), "t3d": str(t3d),
            "status": res.status, "lower": str(res.lower_bound),
@@ -86,6 +95,10 @@ def main(argv=None) -> int:
     ap.add_argument("--ratios", default=",".join(f"{f}:{b}" for f, b in RATIOS))
     ap.add_argument("--nodes", type=int, default=100_000, help="node budget of one decision")
     ap.add_argument("--time-limit", type=float, default=5.0, help="wall seconds per instance")
+    ap.add_argument("--cpu-limit", type=float, default=None,
+                    help="CPU seconds per instance (in place of --time-limit)")
+    ap.add_argument("--no-dominance", action="store_true",
+                    help="the decisions' memo without L12 (exact keys of L11 only)")
     ap.add_argument("--table", action="store_true", help="print the markdown table by (P, m)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
@@ -105,7 +118,8 @@ def main(argv=None) -> int:
                     if key in done:
                         rows.append(done[key])
                         continue
-                    row = run(P, m, f, b, args.nodes, args.time_limit)
+                    row = run(P, m, f, b, args.nodes, args.time_limit, args.cpu_limit,
+                              not args.no_dominance)
                     rows.append(row)
                     fh.write(json.dumps(row) + "\n")
                     fh.flush()

@@ -56,6 +56,35 @@ class Deadline:
 NO_DEADLINE = Deadline()
 
 
+@dataclass(frozen=True)
+class CpuDeadline(Deadline):
+    """A deadline on this process's CPU time (``time.process_time()``) instead of the wall
+    clock: for measurements on a loaded machine, where a wall limit leaves a varying share of
+    CPU. A stop signal ends it too, as :meth:`Deadline.expired`.
+
+    >>> d = CpuDeadline.after(3600)
+    >>> d.expired(), 3500 < d.remaining() <= 3600, CpuDeadline.after(0).expired()
+    (False, True, True)
+    """
+
+    @classmethod
+    def after(cls, seconds: Optional[float]) -> "CpuDeadline":
+        """The deadline ``seconds`` of CPU time from now (None: none)."""
+        return cls(None if seconds is None else time.process_time() + float(seconds))
+
+    def remaining(self) -> Optional[float]:
+        return None if self.at is None else max(0.0, self.at - time.process_time())
+
+    def expired(self) -> bool:
+        from .stopping import stop_requested
+
+        return (self.at is not None and time.process_time() >= self.at) or stop_requested()
+
+    def share(self, fraction: float) -> "CpuDeadline":
+        left = self.remaining()
+        return CpuDeadline.after(None if left is None else left * fraction)
+
+
 def command_started() -> float:
     """When the current command started, on the ``time.monotonic()`` clock: the moment given to
     :func:`mark_command_start` (the command line marks the process start when it runs as a

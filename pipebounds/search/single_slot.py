@@ -15,7 +15,10 @@ last GPU only keeps: docs/theory.md, A.6 "An exact engine for `K = 1`", proves t
   argument on the rest of a GPU's window, L1's latest backward end);
 * **L11 (searched-out nodes are remembered)**: a node with the key (clocks and the multiset
   of microbatch states with their frontier ends) of a searched-out node has no completion
-  ending by ``T`` either, so it is not expanded again.
+  ending by ``T`` either, so it is not expanded again;
+* **L12 (dominated nodes are cut)**: nor has a node in the same microbatch states whose
+  clocks and frontier ends are componentwise at least those of a searched-out node
+  (:class:`~pipebounds.constructions.single_wave.slot_search.DominanceMemo`).
 
 So a searched-out tree proves ``OPT > T``, and a leaf is a schedule ending by ``T``.
 :func:`solve_single_slot` starts at the theory's bound (T3d, when ``use_theory``; otherwise at
@@ -103,10 +106,11 @@ class Decision:
 
 
 def decide(inst: Instance, T: int, nodes: int = DEFAULT_NODES,
-           deadline: Deadline = NO_DEADLINE) -> Decision:
+           deadline: Deadline = NO_DEADLINE, dominance: bool = True) -> Decision:
     """Is there a schedule of ``inst`` (in the class) ending by ``T`` units? The complete
     single-slot tree (L9) with the last GPU keeping (L8), Theorem 3's pruning (L10) and the memo
-    of searched-out nodes (L11), next to the 16 narrow trees of
+    of searched-out nodes up to dominance (L11, L12; ``dominance`` False: the exact-key memo of
+    L11 alone), next to the 16 narrow trees of
     :data:`~pipebounds.constructions.single_wave.slot_search.NARROW` (incomplete: a leaf is a
     schedule, a searched-out narrow tree proves nothing and is dropped), at most about ``nodes``
     nodes in all, stopping at ``deadline``. In rounds whose budget doubles from ``nodes / 32``,
@@ -118,14 +122,16 @@ def decide(inst: Instance, T: int, nodes: int = DEFAULT_NODES,
     >>> decide(inst, 145).refuted, decide(inst, 146).orders is not None
     (True, True)
     """
-    from pipebounds.constructions.single_wave.slot_search import NARROW, _bounded_search
+    from pipebounds.constructions.single_wave.slot_search import (
+        NARROW, DominanceMemo, _bounded_search)
 
     u = inst.unit
     P, m, f, b = inst.P, inst.m, int(inst.f * u), int(inst.b * u)
     complete: dict[str, Any] = dict(width_f=m, width_r=m, always_wait=True, last_free=False,
                                     check_all=True)
-    trees: list[tuple[dict[str, Any], set]] = [(complete, set())]
-    trees += [(dict(config), set()) for config in NARROW]
+    new_memo = DominanceMemo if dominance else set
+    trees: list[tuple[dict[str, Any], Any]] = [(complete, new_memo())]
+    trees += [(dict(config), new_memo()) for config in NARROW]
     spent, round_ = 0, max(2, nodes // 32)
     while spent < nodes and not deadline.expired():
         narrow = len(trees) - 1
@@ -153,7 +159,9 @@ def _schedule(inst: Instance, orders: list) -> Schedule:
 
 
 def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
-                      channel: Channel = SILENT, nodes: int = DEFAULT_NODES) -> SolveResult:
+                      channel: Channel = SILENT, nodes: int = DEFAULT_NODES,
+                      deadline: Optional[Deadline] = None,
+                      dominance: bool = True) -> SolveResult:
     """An optimal schedule of ``inst`` (in the class of :func:`in_class`; otherwise
     :class:`~schedules.errors.InputError`) by refuting makespans upwards (module docstring).
 
@@ -164,7 +172,10 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
     schedule of makespan T3, runs first, with half the time left: T3 being a proven bound, a
     hit is optimal; when the solve ends undecided the known schedules give the reported upper
     bound), ``incumbent``/``known``.
-    ``nodes``: the budget of each decision. ``stats``: ``refuted`` (the makespans proven
+    ``nodes``: the budget of each decision. ``deadline``: in place of the one made from
+    ``time_limit`` (e.g. a :class:`~schedules.deadline.CpuDeadline`, as the benchmark uses).
+    ``dominance``: the decisions' memo cuts dominated nodes (L12; False: L11's exact keys
+    only). ``stats``: ``refuted`` (the makespans proven
     impossible, in units), ``nodes``, ``cpu_seconds`` (``time.process_time``), ``independent``
     (no bound of ``bounds/`` used).
     """
@@ -173,7 +184,8 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
         raise InputError("the single_slot engine is exact only for fused backward, v = 1, "
                          f"K = 1, uniform durations, c = 0; this instance has {', '.join(problems)}")
     t0, c0 = time.perf_counter(), time.process_time()
-    deadline = Deadline.after(options.time_limit)
+    if deadline is None:
+        deadline = Deadline.after(options.time_limit)
     u = inst.unit
     from .proof import theory_bound
 
@@ -198,7 +210,7 @@ def solve_single_slot(inst: Instance, options: SolveOptions = SolveOptions(),
             found = single_slot_schedule(inst, deadline=deadline.share(0.5))
             if found is not None:
                 break
-        dec = decide(inst, T, nodes, deadline)
+        dec = decide(inst, T, nodes, deadline, dominance)
         total += dec.nodes
         if dec.orders is not None:
             found = _schedule(inst, dec.orders)

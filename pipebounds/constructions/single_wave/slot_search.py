@@ -29,6 +29,42 @@ MEMO_CAP = 200_000
 integer per microbatch; past the cap the search goes on without recording)."""
 
 
+class DominanceMemo:
+    """The searched-out nodes of one decision kept up to dominance (docs/theory.md A.6, L12).
+
+    Nodes are grouped by the multiset of their microbatch state digits (the ``sigma`` of L11);
+    a group holds the *time vectors* (:meth:`_SlotSearch.dominance_key`) of its searched-out
+    nodes as an antichain: a node whose vector is componentwise at least one of them is
+    dominated (L12: it has no completion ending by ``T`` either) and is not expanded; a new
+    record drops the vectors it is componentwise at most. ``cap``: at most this many vectors
+    in all (past it the search goes on without recording)."""
+
+    def __init__(self, cap: int = 200_000) -> None:
+        self.groups: dict[tuple, list[tuple]] = {}
+        self.size = 0
+        self.cap = cap
+
+    def __len__(self) -> int:
+        return self.size
+
+    def dominated(self, states: tuple, vec: tuple) -> bool:
+        """Whether a recorded vector of the group ``states`` is componentwise ``<= vec``."""
+        for old in self.groups.get(states, ()):
+            if all(a <= b for a, b in zip(old, vec)):
+                return True
+        return False
+
+    def add(self, states: tuple, vec: tuple) -> None:
+        """Record a searched-out node (no-op past the cap)."""
+        if self.size >= self.cap:
+            return
+        group = self.groups.setdefault(states, [])
+        kept = [old for old in group if not all(a <= b for a, b in zip(vec, old))]
+        self.size += 1 + len(kept) - len(group)
+        kept.append(vec)
+        self.groups[states] = kept
+
+
 class _Found(Exception):
     pass
 
@@ -42,7 +78,7 @@ def _bounded_search(P: int, m: int, f: int, b: int, T: int, nodes: int,
                     last_free: bool = False, width_f: int = 2, width_r: int = 3,
                     always_wait: bool = False, plan: bool = False,
                     deadline: Deadline = NO_DEADLINE, check_all: bool = False,
-                    memo: Optional[set] = None):
+                    memo: Optional[Any] = None):
     """Depth-first search for ``K = 1`` per-GPU orders finishing by ``T`` (integer units),
     at most ``nodes`` nodes; returns ``(orders, nodes used)``, orders None when not found.
 
@@ -120,6 +156,10 @@ class _SlotSearch:
     earliest clock, recursively, and undoes it on return.
     """
 
+    hold_redone = True
+    """Whether :meth:`feasible`'s hold bound also applies to a recomputed pair in the slot
+    (docs/theory.md A.6, L13); False: to a kept one only (L10 as first stated)."""
+
     def __init__(self, P: int, m: int, f: int, b: int, T: int, nodes: int,
                  rng: Optional[random.Random], tie_high: bool, last_free: bool,
                  width_f: int, width_r: int, always_wait: bool, plan: bool) -> None:
@@ -150,7 +190,7 @@ class _SlotSearch:
         self.nkept = [0] * P
         self.deadline: Deadline = NO_DEADLINE
         self.check_all = False
-        self.memo: Optional[set] = None
+        self.memo: Optional[Any] = None
         self.memo_cap = MEMO_CAP
         self.hits = 0
         self.span = 1 << 40  # above every end + 1: the codes are injective
@@ -171,7 +211,7 @@ class _SlotSearch:
         if base + floor_[n] > self.slack[p]:
             return False
         s = self.slot[p]
-        if s >= 0 and p < P - 1 and self.kept[p][s]:
+        if s >= 0 and p < P - 1 and (self.kept[p][s] or self.hold_redone):
             gap = self.eta(s, p + 1) - t[p]
             if gap > 0:
                 # k free forwards fill the hold, in arrival order (arrived ones, then those
@@ -373,6 +413,29 @@ class _SlotSearch:
         codes.sort()
         return (tuple(t), tuple(codes))
 
+    def dominance_key(self) -> tuple[tuple, tuple]:
+        """The node's key for :class:`DominanceMemo` (docs/theory.md A.6, L12): the sorted
+        state digits of the microbatches, and the time vector: the clocks of the GPUs with
+        backwards left (0 for a finished GPU: no op is placed on it any more), then, microbatches
+        sorted by (digits, time), the earliest start of each one's next cross-GPU op: for the
+        last placed forward ``F(j, q)`` with ``F(j, q+1)`` unplaced, ``max(end, t_{q+1})``; for
+        the lowest placed backward ``B(j, q)`` with ``B(j, q-1)`` unplaced,
+        ``max(end, t_{q-1})``; else 0 (a microbatch has at most one of the two: its backwards
+        start after all its forwards)."""
+        P, m, t, nb = self.P, self.m, self.t, self.nb
+        fend, bend = self.fend, self.bend
+        items = []
+        for j, (st, cf, cb) in enumerate(zip(self.digits, self.nfj, self.nbj)):
+            e = 0
+            if 0 < cf < P:
+                e = max(fend[cf - 1][j], t[cf])
+            elif 0 < cb < P:
+                e = max(bend[P - cb][j], t[P - cb - 1])
+            items.append((st, e))
+        items.sort()
+        clocks = tuple(t[q] if nb[q] < m else 0 for q in range(P))
+        return tuple(st for st, _ in items), clocks + tuple(e for _, e in items)
+
     def step(self) -> None:
         """Place the next op of the GPU with the earliest clock in every feasible way (and
         waiting for the next event), depth first; raises :class:`_Found` at a complete
@@ -385,6 +448,14 @@ class _SlotSearch:
         memo = self.memo
         if memo is None:
             self.expand()
+            return
+        if isinstance(memo, DominanceMemo):
+            states, vec = self.dominance_key()
+            if memo.dominated(states, vec):
+                self.hits += 1
+                return
+            self.expand()
+            memo.add(states, vec)
             return
         k = self.key()
         if k in memo:
