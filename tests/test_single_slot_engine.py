@@ -231,3 +231,157 @@ def test_memo_key_is_the_state(P, m, f, b, T, last_free):
     finally:
         sys.setrecursionlimit(limit)
     assert len(seen) >= 30
+
+
+SMALL = [(P, m, f, b) for P in (2, 3, 4) for m in (3, 5, 6) for f, b in ((1, 1), (2, 1), (1, 2),
+                                                                          (3, 2))]
+"""36 small fused K = 1 instances for the pruning lemmas' with-and-without checks."""
+
+GAP = {(3, 11, 5, 2): 122, (3, 12, 2, 1): 56, (3, 12, 5, 2): 132, (3, 13, 3, 2): 98,
+       (3, 13, 5, 3): 158, (4, 11, 5, 2): 129, (4, 12, 2, 1): 59, (4, 12, 5, 2): 139,
+       (3, 12, 7, 4): 202, (3, 16, 5, 3): 193}
+"""Instances with OPT > T3d (each T3d refuted by the complete tree; the optimum as the engine
+proves it without any bound, and without L12 and L13): the trees are searched out there, so
+the memo and the pruning do real work."""
+
+
+def _independent(P, m, f, b, **kw):
+    res = solve_single_slot(Instance(P=P, m=m, K=1, f=f, b=b), INDEPENDENT, **kw)
+    assert res.status == "optimal"
+    return res
+
+
+def _without_l12_l13(monkeypatch, P, m, f, b):
+    """The engine with L11's exact-key memo and L10's hold bound on kept holds only."""
+    from pipebounds.constructions.single_wave import slot_search as ss
+
+    with monkeypatch.context() as mp:
+        mp.setattr(ss._SlotSearch, "hold_redone", False)
+        return _independent(P, m, f, b, dominance=False)
+
+
+def test_l12_l13_change_no_optimum(monkeypatch):
+    """Lemmas L12 (dominance) and L13 (the hold bound on recomputed holds) checked on 46
+    instances (36 small ones and the 10 of GAP): the engine's optimum with both equals the one
+    without either, every schedule re-simulates, and on GAP (where T3d is refuted) the optimum
+    is the stored one, reached in no more nodes than without L12 and L13."""
+    for P, m, f, b in SMALL + list(GAP):
+        inst = Instance(P=P, m=m, K=1, f=f, b=b)
+        res = _independent(P, m, f, b)
+        _checked(inst, res)
+        old = _without_l12_l13(monkeypatch, P, m, f, b)
+        assert res.makespan == old.makespan, (P, m, f, b)
+        if (P, m, f, b) in GAP:
+            assert res.makespan == GAP[P, m, f, b]
+            assert res.nodes <= old.nodes
+
+
+def _cut_nodes_with_a_completion(memo_cls, cases, checks=60):
+    """Run the complete tree with ``memo_cls`` on ``cases`` ``(P, m, f, b, T)``; at each of the
+    first ``checks`` nodes the memo cuts, search the node's subtree without any memo (at most
+    20k nodes): return how many cut nodes had a leaf, and how many subtrees were searched out."""
+    import copy
+    import sys
+
+    from pipebounds.constructions.single_wave import slot_search as ss
+
+    tally = {"leaf": 0, "out": 0, "checked": 0}
+
+    class Oracle(ss._SlotSearch):
+        def step(self):
+            memo = self.memo
+            if memo is not None and tally["checked"] < checks and memo.dominated(
+                    *self.dominance_key()):
+                tally["checked"] += 1
+                sub = copy.deepcopy(self)
+                sub.memo, sub.count, sub.nodes = None, 0, 20_000
+                try:
+                    sub.expand()
+                    tally["out"] += 1
+                except ss._Found:
+                    tally["leaf"] += 1
+                except ss._OutOfNodes:
+                    pass
+            super().step()
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        for P, m, f, b, T in cases:
+            s = Oracle(P, m, f, b, T, 10**6, None, False, False, m, m, True, False)
+            s.check_all, s.memo = True, memo_cls()
+            try:
+                s.step()
+            except (ss._Found, ss._OutOfNodes):
+                pass
+    finally:
+        sys.setrecursionlimit(limit)
+    return tally
+
+
+ORACLE_CASES = [(3, 11, 5, 2, 122), (3, 12, 2, 1, 56), (3, 12, 2, 1, 57), (3, 13, 3, 2, 97)]
+
+
+def test_no_cut_node_has_a_completion():
+    """L12 checked node by node: of the nodes the dominance memo cuts, none has a leaf in its
+    subtree (searched without any memo), and most subtrees are searched out (the check
+    decides)."""
+    from pipebounds.constructions.single_wave.slot_search import DominanceMemo
+
+    tally = _cut_nodes_with_a_completion(DominanceMemo, ORACLE_CASES)
+    assert tally["checked"] == 60 and tally["leaf"] == 0 and tally["out"] >= 40, tally
+
+
+def test_a_planted_dominance_error_is_caught():
+    """The node-by-node check can fail: a memo that compares the microbatch states but not the
+    times (a node is cut once a node in the same states was searched out) cuts nodes that have
+    a completion."""
+    from pipebounds.constructions.single_wave.slot_search import DominanceMemo
+
+    class StatesOnly(DominanceMemo):
+        def dominated(self, states, vec):
+            return bool(self.groups.get(states))
+
+    assert _cut_nodes_with_a_completion(StatesOnly, ORACLE_CASES)["leaf"] > 0
+
+
+def test_a_planted_hold_bound_error_is_caught(monkeypatch):
+    """The with-and-without check can fail: a hold bound one unit too strong (the backward
+    below taken to end one unit later than the state allows) changes the optimum the engine
+    reports (or leaves it unproven) on GAP."""
+    from pipebounds.constructions.single_wave import slot_search as ss
+
+    eta = ss._SlotSearch.eta
+    monkeypatch.setattr(ss._SlotSearch, "eta", lambda self, j, q: eta(self, j, q) + 1)
+    wrong = 0
+    for (P, m, f, b), opt in GAP.items():
+        res = solve_single_slot(Instance(P=P, m=m, K=1, f=f, b=b),
+                                SolveOptions(use_theory=False, use_known=False, time_limit=5))
+        wrong += res.status != "optimal" or res.makespan != opt
+        if wrong:
+            break
+    assert wrong > 0
+
+
+@pytest.mark.parametrize("P, m, f, b, T", [(3, 13, 3, 2, 97), (3, 16, 5, 3, 192),
+                                           (4, 12, 2, 1, 58)])
+def test_l12_l13_refute_with_fewer_nodes(P, m, f, b, T):
+    """Where T3d is refuted, the complete tree with L12 and L13 is searched out in fewer nodes
+    than with neither (the counts: docs/theory.md A.6)."""
+    from pipebounds.constructions.single_wave import slot_search as ss
+
+    used = []
+    for new in (False, True):
+        s = ss._SlotSearch(P, m, f, b, T, 10**6, None, False, False, m, m, True, False)
+        s.check_all, s.hold_redone = True, new
+        s.memo = ss.DominanceMemo() if new else set()
+        import sys
+
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(100_000)
+        try:
+            s.step()
+        finally:
+            sys.setrecursionlimit(limit)
+        used.append(s.count)
+    assert used[1] < used[0] <= 10**6, used
