@@ -18,7 +18,9 @@ last GPU only keeps: docs/theory.md, A.6 "An exact engine for `K = 1`", proves t
   ending by ``T`` either, so it is not expanded again;
 * **L12 (dominated nodes are cut)**: nor has a node in the same microbatch states whose
   clocks and frontier ends are componentwise at least those of a searched-out node
-  (:class:`~pipebounds.constructions.single_wave.slot_search.DominanceMemo`).
+  (:class:`~pipebounds.constructions.single_wave.slot_search.DominanceMemo`);
+* **L13 (recomputed holds)**: L10's hold bound (the wait for the backward below, filled only by
+  free forwards) applies to a recomputed pair in the slot as to a kept one.
 
 So a searched-out tree proves ``OPT > T``, and a leaf is a schedule ending by ``T``.
 :func:`solve_single_slot` starts at the theory's bound (T3d, when ``use_theory``; otherwise at
