@@ -74,6 +74,7 @@ def test_equals_the_branch_and_bound(P, m, f, b):
     (3, 12, 7, 4, 202, [201]),     # T3d = 201 < OPT = 202: 201 refuted by the search
     (3, 16, 5, 3, 193, [192]),     # T3 = T3d = 192 < OPT = 193: refuted with the memo (L11)
     (3, 16, 2, 1, 74, [73]),       # T3 = T3d = 73 < OPT = 74 (8.6k nodes with the memo)
+    (4, 16, 2, 1, 77, [76]),       # T3 = T3d = 76 < OPT = 77 (51k nodes with L12, L13)
 ])
 def test_where_t3_fails(P, m, f, b, opt, refuted):
     inst = Instance(P=P, m=m, K=1, f=f, b=b)
