@@ -62,3 +62,22 @@ def status_of(makespan: Optional[Fraction], lower: Fraction) -> str:
         return "unknown"
     assert lower <= makespan, f"proven lower bound {lower} above a found makespan {makespan}"
     return "optimal" if lower == makespan else "feasible"
+
+
+def plain_problems(inst: Instance) -> list[str]:
+    """What takes ``inst`` outside the plain uniform model that the special engines' proofs
+    assume (empty: inside): per-stage durations, a communication delay, two directions, a
+    byte budget or overlapped ``F&B`` ops. Each engine adds the limits of its own class
+    (:func:`.single_slot.class_problems`, :func:`.relaxation.class_problems`)."""
+    out = []
+    if not inst.uniform:
+        out.append("per-stage durations")
+    if inst.c:
+        out.append("communication delay")
+    if inst.directions != 1:
+        out.append("two directions")
+    if inst.memory is not None:
+        out.append("memory in bytes")
+    if inst.d_FB is not None or inst.d_FI is not None:
+        out.append("overlapped F&B ops")
+    return out

@@ -45,6 +45,8 @@ from typing import Optional
 from schedules.errors import InputError
 from schedules.instance import Instance
 
+from .proof import plain_problems
+
 
 def class_problems(inst: Instance) -> list[str]:
     """Why ``inst`` is outside the relaxation's class (empty: inside)."""
@@ -53,17 +55,7 @@ def class_problems(inst: Instance) -> list[str]:
         out.append("v != 1")
     if inst.K is None:
         out.append("K = inf")
-    if not inst.uniform:
-        out.append("per-stage durations")
-    if inst.c:
-        out.append("communication delay")
-    if inst.directions != 1:
-        out.append("two directions")
-    if inst.memory is not None:
-        out.append("memory in bytes")
-    if inst.d_FB is not None or inst.d_FI is not None:
-        out.append("overlapped F&B ops")
-    return out
+    return out + plain_problems(inst)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from schedules.schedule import Schedule
 
 from .backend import FunctionBackend, SolveOptions, register
 from .channel import SILENT, Channel
-from .proof import ceil_units, checked, status_of, theory_guard
+from .proof import ceil_units, checked, plain_problems, status_of, theory_guard
 from .result import SolveResult
 
 DEFAULT_NODES = 2_000_000
@@ -73,17 +73,7 @@ def class_problems(inst: Instance) -> list[str]:
         out.append("v != 1")
     if inst.K != 1:
         out.append("K != 1")
-    if not inst.uniform:
-        out.append("per-stage durations")
-    if inst.c:
-        out.append("communication delay")
-    if inst.directions != 1:
-        out.append("two directions")
-    if inst.memory is not None:
-        out.append("memory in bytes")
-    if inst.d_FB is not None or inst.d_FI is not None:
-        out.append("overlapped F&B ops")
-    return out
+    return out + plain_problems(inst)
 
 
 def in_class(inst: Instance) -> bool:

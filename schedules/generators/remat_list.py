@@ -162,6 +162,21 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     def ready(t_end: int) -> bool:
         return 0 <= t_end <= now
 
+    def ready_forward(p: int, jnext: int) -> Optional[Op]:
+        """GPU ``p``'s forward whose input has arrived, least ``(A j + s, j)`` first; the
+        entry stage takes no microbatch past the window ``win[p]`` beyond ``jnext``."""
+        best, key = None, None
+        for s in local[p]:
+            j = nf[s]
+            if j < m and (s == 0 or (fend[s - 1][j] >= 0
+                                     and arrived(fend[s - 1][j], s - 1, s) <= now)):
+                if s == entry[p] and j >= jnext + win[p]:
+                    continue
+                k = (A * j + s, j)
+                if key is None or k < key:
+                    best, key = make(s, "F", j), k
+        return best
+
     def choose(p: int) -> Optional[Op]:
         """The op GPU ``p`` starts at ``now`` (module docstring), None to stay idle."""
         best, bkey = None, None
@@ -172,16 +187,7 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                            and arrived(fend[e - 1][nf[e]], e - 1, e) <= now)):
             return make(e, "F", nf[e])  # fewer than eager[p] in flight: a new microbatch first
         if eager_pairs is not None and fdone[p] - bcount[p] < eager_pairs[p]:
-            fb, fk = None, None  # fewer than eager_pairs[p] pairs in flight: a forward first
-            for s in local[p]:
-                j = nf[s]
-                if j < m and (s == 0 or (fend[s - 1][j] >= 0
-                                         and arrived(fend[s - 1][j], s - 1, s) <= now)):
-                    if s == entry[p] and j >= jnext + win[p]:
-                        continue
-                    k = (A * j + s, j)
-                    if fk is None or k < fk:
-                        fb, fk = make(s, "F", j), k
+            fb = ready_forward(p, jnext)  # fewer than eager_pairs[p] pairs in flight
             if fb is not None:
                 return fb
         for s in local[p]:  # a backward whose gradient has arrived and whose activation is live
@@ -214,16 +220,7 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                         wbest, wkey = make(s, "W", j), k
             if wbest is not None and (want_slot or live[p] >= K - w_room):
                 return wbest  # memory (nearly) full: release before storing again
-        fkey = None
-        for s in local[p]:
-            j = nf[s]
-            if j < m and (s == 0 or (fend[s - 1][j] >= 0
-                                     and arrived(fend[s - 1][j], s - 1, s) <= now)):
-                if s == entry[p] and j >= jnext + win[p]:
-                    continue
-                k = (A * j + s, j)
-                if fkey is None or k < fkey:
-                    best, fkey = make(s, "F", j), k
+        best = ready_forward(p, jnext)
         return best if best is not None else wbest
 
     now = 0
