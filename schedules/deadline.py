@@ -24,11 +24,13 @@ class Deadline:
     """A point of ``time.monotonic()`` (None: no deadline)."""
 
     at: Optional[float] = None
+    _now = staticmethod(time.monotonic)
+    """The clock ``at`` is a point of (a subclass may count another: :class:`CpuDeadline`)."""
 
     @classmethod
     def after(cls, seconds: Optional[float]) -> "Deadline":
         """The deadline ``seconds`` from now (None: none)."""
-        return cls(None if seconds is None else time.monotonic() + float(seconds))
+        return cls(None if seconds is None else cls._now() + float(seconds))
 
     @classmethod
     def since_start(cls, seconds: Optional[float]) -> "Deadline":
@@ -39,18 +41,19 @@ class Deadline:
 
     def remaining(self) -> Optional[float]:
         """Seconds left (>= 0), or None without a deadline."""
-        return None if self.at is None else max(0.0, self.at - time.monotonic())
+        return None if self.at is None else max(0.0, self.at - self._now())
 
     def expired(self) -> bool:
         """Past the deadline, or a signal asked the command to stop (:mod:`schedules.stopping`)."""
         from .stopping import stop_requested
 
-        return (self.at is not None and time.monotonic() >= self.at) or stop_requested()
+        return (self.at is not None and self._now() >= self.at) or stop_requested()
 
     def share(self, fraction: float) -> "Deadline":
-        """The deadline after ``fraction`` of the time left (for a first stage of the work)."""
+        """The deadline after ``fraction`` of the time left (for a first stage of the work), on
+        the same clock."""
         left = self.remaining()
-        return Deadline.after(None if left is None else left * fraction)
+        return type(self).after(None if left is None else left * fraction)
 
 
 NO_DEADLINE = Deadline()
@@ -67,22 +70,7 @@ class CpuDeadline(Deadline):
     (False, True, True)
     """
 
-    @classmethod
-    def after(cls, seconds: Optional[float]) -> "CpuDeadline":
-        """The deadline ``seconds`` of CPU time from now (None: none)."""
-        return cls(None if seconds is None else time.process_time() + float(seconds))
-
-    def remaining(self) -> Optional[float]:
-        return None if self.at is None else max(0.0, self.at - time.process_time())
-
-    def expired(self) -> bool:
-        from .stopping import stop_requested
-
-        return (self.at is not None and time.process_time() >= self.at) or stop_requested()
-
-    def share(self, fraction: float) -> "CpuDeadline":
-        left = self.remaining()
-        return CpuDeadline.after(None if left is None else left * fraction)
+    _now = staticmethod(time.process_time)
 
 
 def command_started() -> float:
