@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     sys.path.insert(0, str(ROOT / "tools"))
-    from atlas_synthesis_sample import instance_object
+    from atlas_frontier_grid import instance_object
     from pipebounds.synthesis import synthesize
     from schedules.instance import Instance
 

@@ -25,16 +25,24 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-from atlas_synthesis_sample import instance_object  # noqa: E402
-
 FRONTIER = ROOT / "data" / "atlas" / "frontier.csv"
 OUT = ROOT / "data" / "atlas" / "frontier_grid.json"
 SAMPLED_FROM = 8
 """From this ``P`` on, the pairs of a ``P`` are in a seeded random order, the strata taken
 round robin (:data:`SHARE` of each per round) so that all are sampled from the start."""
 SHARE = {8: 2, 16: 1, 32: 1}
+
+
+def instance_object(row: dict) -> dict:
+    """The CLI instance object of a frontier.csv row (durations ``f=.. b=..`` or split)."""
+    obj: dict = {"P": int(row["P"]), "m": int(row["m"]), "v": int(row["v"])}
+    if row["placement"] not in ("", "-"):
+        obj["placement"] = row["placement"]
+    names = {"f": "f", "b": "b", "b_I": "b_input", "b_W": "b_weight"}
+    for part in row["durations"].split():
+        k, val = part.split("=")
+        obj[names[k]] = val
+    return obj
 
 
 def main(argv=None) -> int:

@@ -150,52 +150,6 @@ def _families_text(fams: list[str]) -> str:
             f"(not {', '.join(f'`{g}`' for g in missing)}: added after the sweep ran)")
 
 
-SAMPLE = ROOT / "data" / "atlas" / "synthesis_sample.jsonl"
-
-
-def synthesis_sample_section(frontier_size: int) -> list[str]:
-    """The page's section on ``tools/atlas_synthesis_sample.py``'s sample of the frontier:
-    per ``P``, how many sampled pairs a synthesized schedule brings within 2 % of the bound, and
-    the frontier that estimates (stratum size times the share left). Lines computed under
-    another theory than the current one are counted as stale and left out, never mixed in."""
-    import json
-
-    from pipebounds.sweep.store import theory_version
-
-    if not SAMPLE.exists():
-        return []
-    now = theory_version()
-    lines = [json.loads(t) for t in SAMPLE.read_text().splitlines() if t.strip()]
-    stale = [r for r in lines if r["theory_version"] != now]
-    fresh = [r for r in lines if r["theory_version"] == now]
-    limits = sorted({r["time_limit"] for r in fresh})
-    out = ["", "## The frontier with synthesized schedules (a sample)", "",
-           f"`tools/atlas_synthesis_sample.py` ran `synthesize` ({', '.join(f'{t:g}' for t in limits)}"
-           f" s per pair) on a seeded random sample of the frontier, stratified by P: "
-           f"{len(fresh)} pairs ({len(stale)} lines of another theory version left out). "
-           "`left` estimates the frontier pairs of that P still above 2 % with a synthesized "
-           "schedule (stratum size times the share of the sample left); it is an estimate from a "
-           "sample, not the recomputed atlas.", "",
-           "| P | frontier pairs | sampled | within 2 % after synthesis | mean gap | worst gap | "
-           "left (estimate) |", "| --- | --- | --- | --- | --- | --- | --- |"]
-    by_P: dict = defaultdict(list)
-    for r in fresh:
-        by_P[r["instance"]["P"]].append(r)
-    total_left = 0.0
-    for P_, rs in sorted(by_P.items()):
-        size = rs[0]["frontier_size_P"]
-        gaps = [Fraction(r["gap"]) for r in rs]
-        near = sum(r["within_2pc"] for r in rs)
-        left = size * (1 - near / len(rs))
-        total_left += left
-        out.append(f"| {P_} | {size} | {len(rs)} | {near} | {float(sum(gaps) / len(gaps)):.4f} | "
-                   f"{float(max(gaps)):.4f} | {left:.0f} |")
-    covered = sum(rs[0]["frontier_size_P"] for rs in by_P.values())
-    out += ["", f"Estimated frontier with synthesized schedules: about {total_left:.0f} of the "
-            f"{covered} pairs sampled from ({frontier_size} on the frontier in all).", ""]
-    return out
-
-
 SYNTH = Path(__import__("os").environ.get("ATLAS_SYNTH",
                                            ROOT / "data" / "atlas" / "synthesis.sqlite"))
 
@@ -400,7 +354,6 @@ def main() -> int:
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {_durations(key)} | {K} | "
                      f"{fam} | {ms} | {lb} | {float(gap):.4f} | {'-' if o is None else o} |")
     lines += synthesis_sweep_section(frontier, opt)
-    lines += synthesis_sample_section(len(frontier))
     OUT.write_text("\n".join(lines) + "\n")
     print(f"{OUT}: {len(rows)} rows, {len(frontier)} frontier pairs, figures {imgs}")
     return 0
