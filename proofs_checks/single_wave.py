@@ -751,6 +751,48 @@ def split_valid(ctx: Context) -> CheckResult:
     return _judge(rows)
 
 
+@check("S-nb: max(S1, S2) = OPT at K = inf (split, v = 1): a greedy schedule reaches it",
+       theorems=("S1", "S2"), kind="exhaustive",
+       range={"quick": "split, v = 1, K = inf, P <= 6, m <= 12, f, b_I, b_W in {1, 2, 3}",
+              "full": "split, v = 1, K = inf, P <= 8, m <= 16, f, b_I, b_W in {1, 2, 3, 4} "
+                      "(the checked range S-nb-checked)"})
+def split_nonbinding_certificate(ctx: Context) -> CheckResult:
+    """Every instance of the range has a schedule whose simulated makespan is ``max(S1, S2)``
+    (:func:`pipebounds.constructions.single_wave.split_nonbinding_schedule`), so the bound is
+    the optimum there (docs/theory.md, S-nb); ``certify`` says exact (basis ``checked``, or
+    ``theorem`` where a theorem already says so, as at ``m = 1``)."""
+    full = ctx.mode == "full"
+    Pr, mr = (range(2, 9), range(1, 17)) if full else (range(2, 7), range(1, 13))
+    durs = (1, 2, 3, 4) if full else (1, 2, 3)
+    n, fails = split_nonbinding_misses(Pr, mr, durs)
+    return CheckResult(n, not fails, Fraction(1) if not fails else None,
+                       f"{len(fails)} missed; first {fails[0]}" if fails else
+                       "the greedy I>F>W schedule (one of its four hold variants) reaches "
+                       "max(S1, S2) on every instance")
+
+
+def split_nonbinding_misses(Ps, ms, durs) -> tuple[int, list[dict]]:
+    """How many split ``K = ∞`` instances of ``Ps x ms x durs^3`` were tried, and those where
+    the certificate does not reach :func:`bounds.lower_bound` or ``certify`` does not say
+    exact (the check :func:`split_nonbinding_certificate` on its ranges)."""
+    from bounds import lower_bound
+    from schedules import Instance, simulate
+    from pipebounds.certify import certify
+    from pipebounds.constructions.single_wave import split_nonbinding_schedule
+
+    n, fails = 0, []
+    for P_, m_, (f_, bi, bw) in itertools.product(Ps, ms, itertools.product(durs, repeat=3)):
+        inst = Instance(P=P_, m=m_, f=f_, b_I=bi, b_W=bw)
+        n += 1
+        sched = split_nonbinding_schedule(inst)
+        res = simulate(sched) if sched is not None else None
+        cert = certify(inst)
+        if res is None or not res.valid or res.makespan != lower_bound(inst).value \
+                or not cert.exact or cert.basis not in ("theorem", "checked"):
+            fails.append(inst.to_dict())
+    return n, fails
+
+
 @check("T0 work and chain: the single microbatch's chain reaches T0 (m = 1, every K)",
        theorems=("T0",), kind="exhaustive",
        range={"quick": "v = 1, m = 1, P <= 8, K in {1, inf}, fused and split, 6 duration sets",

@@ -29,7 +29,8 @@ def _rows(insts: list[Instance]) -> Rows:
 
 def _grid() -> list[Instance]:
     """Every instance around the checked ranges' edges: P, m one past the limits, K in {1, 2,
-    inf}, v in {1, 2}, fused durations 1..6 (6 is off the grid) and split 1..4."""
+    inf}, v in {1, 2}, fused durations 1..6 (6 is off the grid) and split 1..4; and split
+    instances around S-nb's edges (P 7..9, m 15..17, K in {m - 1, m, inf}, durations 1..5)."""
     out = []
     for P, m, K, v in itertools.product(range(1, 7), (1, 2, 6, 7, 8, 9), (1, 2, None), (1, 2)):
         for f, b in itertools.product(range(1, 7), repeat=2):
@@ -37,14 +38,24 @@ def _grid() -> list[Instance]:
         if m in (1, 6, 7) and v == 1:
             for f, bI, bW in itertools.product(range(1, 5), repeat=3):
                 out.append(Instance(P=P, m=m, K=K, v=v, f=f, b_I=bI, b_W=bW))
+    for P, m in itertools.product((7, 8, 9), (15, 16, 17)):
+        for K, (f, bI, bW) in itertools.product((m - 1, m, None),
+                                                itertools.product(range(1, 6), repeat=3)):
+            out.append(Instance(P=P, m=m, K=K, f=f, b_I=bI, b_W=bW))
     return out
 
 
-def test_checked_rows_is_the_scalar_predicate():
-    insts = _grid()
-    want = np.array([checked.single_slot_checked(i) for i in insts], bool)
+@pytest.mark.parametrize("k", range(len(checked.CHECKED_RANGES)))
+def test_checked_rows_is_the_scalar_predicate(k):
+    rng, insts = checked.CHECKED_RANGES[k], _grid()
+    want = np.array([rng.contains(i) for i in insts], bool)
     assert want.sum() > 100 and (~want).sum() > 100   # both sides of every edge are present
-    assert (checked.single_slot_checked_rows(_rows(insts)) == want).all()
+    assert (rng.contains_rows(_rows(insts)) == want).all()
+
+
+def test_checked_range_is_the_first_containing_range():
+    insts = _grid()
+    want = np.array([any(r.contains(i) for r in checked.CHECKED_RANGES) for i in insts], bool)
     assert (checked.checked_rows(_rows(insts)) == want).all()
     assert all((checked.checked_range(i) is not None) == w for i, w in zip(insts, want))
 

@@ -30,6 +30,13 @@ SPLIT_SINGLE_SLOT_CHECKED: dict = {"P": 4, "m": 6, "durations": (1, 2, 3)}
 ``f : b_I : b_W`` of the grid (docs/theory.md section 6)."""
 
 
+SPLIT_NONBINDING_CHECKED: dict = {"P": 8, "m": 16, "durations": (1, 2, 3, 4)}
+"""``max(S1, S2)`` = OPT, split, ``v = 1``, memory not binding (``K`` None or ``>= m``), no
+delay: ``P <= 8, m <= 16``, every ratio ``f : b_I : b_W`` of the grid (S-nb, docs/theory.md
+section 6; 7,168 instances, each by a schedule that reaches the bound:
+:func:`pipebounds.constructions.single_wave.split_nonbinding_schedule`)."""
+
+
 @dataclass(frozen=True)
 class CheckedRange:
     """A range of instances on which the bound equals the optimum, confirmed by exact search
@@ -87,12 +94,38 @@ def single_slot_checked_rows(r: Rows) -> np.ndarray:
     return out
 
 
+def split_nonbinding_checked(inst: Instance) -> bool:
+    """``inst`` lies in the range where ``max(S1, S2)`` = OPT was confirmed (S-nb)."""
+    rng = SPLIT_NONBINDING_CHECKED
+    if not inst.split or inst.c or inst.v != 1 or (inst.K is not None and inst.K < inst.m):
+        return False
+    if inst.P > rng["P"] or inst.m > rng["m"]:
+        return False
+    return _proportional((inst.f, inst.b_I, inst.b_W), rng["durations"])
+
+
+def split_nonbinding_checked_rows(r: Rows) -> np.ndarray:
+    """:func:`split_nonbinding_checked` of every row of ``r`` (integer durations, no delay)."""
+    rng = SPLIT_NONBINDING_CHECKED
+    out = np.zeros(r.P.shape, bool)
+    idx = np.flatnonzero((r.v == 1) & r.split & ((r.K == 0) | (r.K >= r.m))
+                         & (r.P <= rng["P"]) & (r.m <= rng["m"]))
+    if idx.size:
+        out[idx] = _proportional_rows((r.f[idx], r.bI[idx], r.bW[idx]), rng["durations"])
+    return out
+
+
 CHECKED_RANGES: tuple[CheckedRange, ...] = (
     CheckedRange("T3-checked", "T3",
                  "K = 1, v = 1, fused: P <= 5, m <= 8, f : b with f, b in {1..5}; split: "
                  "P <= 4, m <= 6, f : b_I : b_W with each in {1, 2, 3}",
                  single_slot_checked, single_slot_checked_rows,
                  "proofs_checks.single_wave.single_slot_table"),
+    CheckedRange("S-nb-checked", "S1",
+                 "split, v = 1, K = ∞ or K >= m: P <= 8, m <= 16, f : b_I : b_W with each in "
+                 "{1, 2, 3, 4}; max(S1, S2) reached by a schedule on every instance",
+                 split_nonbinding_checked, split_nonbinding_checked_rows,
+                 "proofs_checks.single_wave.split_nonbinding_certificate"),
 )
 
 
@@ -118,6 +151,7 @@ def checked_rows(r: Rows) -> np.ndarray:
     return checked_range_rows(r) >= 0
 
 
-__all__ = ["CHECKED_RANGES", "CheckedRange", "SINGLE_SLOT_CHECKED", "SPLIT_SINGLE_SLOT_CHECKED",
-           "checked_range", "checked_range_rows", "checked_rows", "single_slot_checked",
-           "single_slot_checked_rows"]
+__all__ = ["CHECKED_RANGES", "CheckedRange", "SINGLE_SLOT_CHECKED", "SPLIT_NONBINDING_CHECKED",
+           "SPLIT_SINGLE_SLOT_CHECKED", "checked_range", "checked_range_rows", "checked_rows",
+           "single_slot_checked", "single_slot_checked_rows", "split_nonbinding_checked",
+           "split_nonbinding_checked_rows"]

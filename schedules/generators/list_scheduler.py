@@ -49,15 +49,17 @@ def default_key(op: Op, gpu: int) -> tuple:
 
 def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None, split: bool = False,
                   key: Callable[[Op, int], tuple] = default_key, source: str = "",
-                  hold_forward: bool = False) -> Schedule:
+                  hold_forward: bool = False, hold_weight: bool = False) -> Schedule:
     """Greedy list schedule of ``inst`` (see the module docstring).
 
     ``cap[p]`` is GPU ``p``'s memory cap in stage activations (None: unlimited; it must be
     ``>= v``); ``split`` selects the ``I``/``W`` backward (needs split durations);
-    ``key(op, gpu)`` ranks ready ops, smallest first. ``hold_forward``: a GPU does not start a
-    forward when an op already running on another GPU makes one of its backward ops (``B``,
-    ``I``) ready before that forward would end; it waits for the backward instead (the one
-    exception to never idling).
+    ``key(op, gpu)`` ranks ready ops, smallest first. ``hold_forward`` (``hold_weight``): a
+    GPU does not start a forward (a ``W``) when an op running on another GPU makes one of its
+    backward ops (``B``, ``I``) ready before that forward (``W``) would end; it waits for the
+    backward instead (the one exception to never idling). A held kind is decided after every
+    other GPU's choice at the same instant, so a backward that starts on a neighbour at that
+    instant counts whatever the GPUs' numbering (the upstream GPU of a pair is scanned first).
     """
     P, m, S, v = inst.P, inst.m, inst.S, inst.v
     if split and not inst.split:
@@ -108,6 +110,36 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
 
     neighbours = [tuple(gpu[x] for x in (s - 1, s + 1) if 0 <= x < S) for s in range(S)]
 
+    def start(p: int, op: Op) -> None:
+        """GPU ``p`` starts ``op`` at ``now``."""
+        nonlocal remaining
+        s, j = op.stage, op.microbatch
+        end = now + dur[op.kind][s]
+        orders[p].append(op)
+        free[p] = end
+        remaining -= 1
+        if op.kind == "F":
+            fend[s][j] = end
+            nf[s] += 1
+            live[p] += 1
+            if s == first_local[p]:
+                reserved[p] += v - 1
+            else:
+                reserved[p] -= 1
+        elif op.kind in ("B", "I"):
+            gend[s][j] = end
+            nb[s] += 1
+        else:
+            nw[s] += 1
+        heapq.heappush(events, (end, 1 if op.kind in ("B", "W") else 0, p, s))
+        if lag and op.kind != "W":  # a successor on another GPU is ready c later
+            heapq.heappush(events, (end + lag, 0, p, s))
+        if end == now:  # a zero-duration op: its successors may start in this same pass
+            for q in neighbours[s]:
+                if q > p:
+                    wake[q] = True
+
+    held: list[tuple[int, Op]] = []  # the choices of held kinds, decided last
     wake = [True] * P
     while remaining:
         for p in range(P):
@@ -146,33 +178,14 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
                             best, best_key = op, k
             if best is None:
                 continue
-            if hold_forward and best.kind == "F" and backward_arrives_before(p, now + dur["F"][best.stage]):
+            if (hold_forward and best.kind == "F") or (hold_weight and best.kind == "W"):
+                held.append((p, best))
                 continue
-            op, s, j = best, best.stage, best.microbatch
-            end = now + dur[op.kind][s]
-            orders[p].append(op)
-            free[p] = end
-            remaining -= 1
-            if op.kind == "F":
-                fend[s][j] = end
-                nf[s] += 1
-                live[p] += 1
-                if s == first_local[p]:
-                    reserved[p] += v - 1
-                else:
-                    reserved[p] -= 1
-            elif op.kind in ("B", "I"):
-                gend[s][j] = end
-                nb[s] += 1
-            else:
-                nw[s] += 1
-            heapq.heappush(events, (end, 1 if op.kind in ("B", "W") else 0, p, s))
-            if lag and op.kind != "W":  # a successor on another GPU is ready c later
-                heapq.heappush(events, (end + lag, 0, p, s))
-            if end == now:  # a zero-duration op: its successors may start in this same pass
-                for q in neighbours[s]:
-                    if q > p:
-                        wake[q] = True
+            start(p, best)
+        for p, best in held:
+            if not backward_arrives_before(p, now + dur[best.kind][best.stage]):
+                start(p, best)
+        held.clear()
         if not remaining:
             break
         if not events:
