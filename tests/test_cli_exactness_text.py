@@ -26,7 +26,8 @@ def test_bound_marks_the_binding_terms(capsys):
 
 
 def test_bound_offers_certify_where_it_could_settle(capsys):
-    args = ["bound", "-P", "4", "-m", "12", "--b-input", "1", "--b-weight", "1"]
+    # m = 20 lies outside the checked range S-nb-checked (m <= 16), where a certificate decides
+    args = ["bound", "-P", "4", "-m", "20", "--b-input", "1", "--b-weight", "1"]
     out = _run(capsys, *args)
     assert "--certify S may settle it" in out.splitlines()[1]
     out = _run(capsys, *args, "--certify", "5")
