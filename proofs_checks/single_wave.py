@@ -786,8 +786,9 @@ def split_nonbinding_misses(Ps, ms, durs) -> tuple[int, list[dict]]:
         n += 1
         sched = split_nonbinding_schedule(inst)
         res = simulate(sched) if sched is not None else None
-        cert = certify(inst)
-        if res is None or not res.valid or res.makespan != lower_bound(inst).value \
+        lb = lower_bound(inst)
+        cert = certify(inst, lb=lb)
+        if res is None or not res.valid or res.makespan != lb.value \
                 or not cert.exact or cert.basis not in ("theorem", "checked"):
             fails.append(inst.to_dict())
     return n, fails

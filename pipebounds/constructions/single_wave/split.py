@@ -31,7 +31,8 @@ def split_nonbinding_schedule(inst: Instance) -> Optional[Schedule]:
     :data:`SPLIT_CERTIFICATE_MAX_SIZE`. Cached per instance.
 
     One of the four reaches it on every instance of ``P`` 2-8, ``m`` 1-16,
-    ``f, b_I, b_W`` in 1-4 (7,168 instances; ``tests/test_split_certificate.py`` runs a part).
+    ``f, b_I, b_W`` in 1-4 (7,168 instances; the check ``split_nonbinding_certificate``
+    runs them in ``--full``).
 
     >>> from schedules import Instance, simulate
     >>> simulate(split_nonbinding_schedule(Instance(P=5, m=3, f=2, b_I=1, b_W=2))).makespan
