@@ -71,48 +71,50 @@ def _proportional_rows(durs: tuple, grid) -> np.ndarray:
     return ok
 
 
+def _in_grid(inst: Instance, durs: tuple, rng: dict) -> bool:
+    """``inst`` within the sizes of the range ``rng`` (``P`` and ``m`` at most its own) and
+    its durations ``durs`` proportional to a tuple of its grid (:func:`_proportional`)."""
+    return inst.P <= rng["P"] and inst.m <= rng["m"] and _proportional(durs, rng["durations"])
+
+
+def _in_grid_rows(r: Rows, rows: np.ndarray, durs: tuple, rng: dict) -> np.ndarray:
+    """:func:`_in_grid` of every row of ``r`` where the mask ``rows`` holds (False elsewhere);
+    ``durs``: the rows' duration arrays. The durations' test runs on the rows inside the sizes
+    only."""
+    out = np.zeros(r.P.shape, bool)
+    idx = np.flatnonzero(rows & (r.P <= rng["P"]) & (r.m <= rng["m"]))
+    if idx.size:
+        out[idx] = _proportional_rows(tuple(d[idx] for d in durs), rng["durations"])
+    return out
+
+
 def single_slot_checked(inst: Instance) -> bool:
     """``inst`` lies in the range where T3 (fused or split form) = OPT was confirmed."""
     if inst.K != 1 or inst.c or inst.v != 1:
         return False
-    rng = SPLIT_SINGLE_SLOT_CHECKED if inst.split else SINGLE_SLOT_CHECKED
-    if inst.P > rng["P"] or inst.m > rng["m"]:
-        return False
-    durs = (inst.f, inst.b_I, inst.b_W) if inst.split else (inst.f, inst.b)
-    return _proportional(durs, rng["durations"])
+    if inst.split:
+        return _in_grid(inst, (inst.f, inst.b_I, inst.b_W), SPLIT_SINGLE_SLOT_CHECKED)
+    return _in_grid(inst, (inst.f, inst.b), SINGLE_SLOT_CHECKED)
 
 
 def single_slot_checked_rows(r: Rows) -> np.ndarray:
     """:func:`single_slot_checked` of every row of ``r`` (integer durations, no delay)."""
     base = (r.v == 1) & (r.K == 1)
-    out = np.zeros(r.P.shape, bool)
-    for split, rng, durs in ((False, SINGLE_SLOT_CHECKED, (r.f, r.b)),
-                             (True, SPLIT_SINGLE_SLOT_CHECKED, (r.f, r.bI, r.bW))):
-        idx = np.flatnonzero(base & (r.split == split) & (r.P <= rng["P"]) & (r.m <= rng["m"]))
-        if idx.size:  # the durations' test on the rows inside the sizes only
-            out[idx] = _proportional_rows(tuple(d[idx] for d in durs), rng["durations"])
-    return out
+    return (_in_grid_rows(r, base & ~r.split, (r.f, r.b), SINGLE_SLOT_CHECKED)
+            | _in_grid_rows(r, base & r.split, (r.f, r.bI, r.bW), SPLIT_SINGLE_SLOT_CHECKED))
 
 
 def split_nonbinding_checked(inst: Instance) -> bool:
     """``inst`` lies in the range where ``max(S1, S2)`` = OPT was confirmed (S-nb)."""
-    rng = SPLIT_NONBINDING_CHECKED
     if not inst.split or inst.c or inst.v != 1 or (inst.K is not None and inst.K < inst.m):
         return False
-    if inst.P > rng["P"] or inst.m > rng["m"]:
-        return False
-    return _proportional((inst.f, inst.b_I, inst.b_W), rng["durations"])
+    return _in_grid(inst, (inst.f, inst.b_I, inst.b_W), SPLIT_NONBINDING_CHECKED)
 
 
 def split_nonbinding_checked_rows(r: Rows) -> np.ndarray:
     """:func:`split_nonbinding_checked` of every row of ``r`` (integer durations, no delay)."""
-    rng = SPLIT_NONBINDING_CHECKED
-    out = np.zeros(r.P.shape, bool)
-    idx = np.flatnonzero((r.v == 1) & r.split & ((r.K == 0) | (r.K >= r.m))
-                         & (r.P <= rng["P"]) & (r.m <= rng["m"]))
-    if idx.size:
-        out[idx] = _proportional_rows((r.f[idx], r.bI[idx], r.bW[idx]), rng["durations"])
-    return out
+    rows = (r.v == 1) & r.split & ((r.K == 0) | (r.K >= r.m))
+    return _in_grid_rows(r, rows, (r.f, r.bI, r.bW), SPLIT_NONBINDING_CHECKED)
 
 
 CHECKED_RANGES: tuple[CheckedRange, ...] = (
