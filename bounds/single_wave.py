@@ -443,7 +443,7 @@ def window_fill_choices(m_: int, f_, A, g) -> set[int]:
     return {r for r in cands if 0 <= r <= m_}
 
 
-def split_window_fill_gpu_value(inst: Instance, gpu: int) -> Fraction:
+def split_window_fill_gpu_value(inst: Instance, gpu: int, lag_extra=0) -> Fraction:
     """S4 for GPU ``p`` (split, ``K = 2``, ``m >= 2``; docs/theory.md A.7):
 
     ``T >= p f + m u + min_{0 <= r <= m} max(r f, A + N(r))``
@@ -460,13 +460,16 @@ def split_window_fill_gpu_value(inst: Instance, gpu: int) -> Fraction:
     at least ``n`` windows that begin after the first ``I`` each need ``g`` of dead time, and
     each dead instant serves at most ``min(2, n)`` of them.
 
+    ``lag_extra``: added to ``L`` (a planted error for the checks: a lag one unit too long is
+    not a bound any more).
+
     >>> split_window_fill_gpu_value(Instance(P=3, m=9, K=2, f=1, b_I=1, b_W=1), 0)
     Fraction(31, 1)
     """
     if not inst.split or inst.K != 2 or inst.m < 2:
         raise ValueError("S4 is stated for split backward, K = 2, m >= 2")
     f_, m_ = inst.f, inst.m
-    L = (inst.P - gpu - 1) * (f_ + inst.b_I)
+    L = (inst.P - gpu - 1) * (f_ + inst.b_I) + lag_extra
     u = f_ + inst.b_I + inst.b_W
     g = L - u
     A = max(0, L - f_)

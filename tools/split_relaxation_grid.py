@@ -3,11 +3,16 @@ split, v = 1, finite-K instances: one JSON line per (instance, GPU).
 
     PYTHONPATH=. python tools/split_relaxation_grid.py OUT.jsonl [--limit S] [--P 2,3] [--K 1,2]
         [--mmax 12] [--durs 1,2] [--gpus all|0]
+    PYTHONPATH=. python tools/split_relaxation_grid.py OUT.jsonl --annotate
 
-Each line: P, m, K, f, b_I, b_W, gpu, lower_bound, the relaxation's proven value ``psi``, its best
-relaxed makespan ``best`` (None: none found), ``optimal``, and the CPU seconds of the call
-(time.process_time). Values are exact Fractions written as strings. Runs already in OUT are
-skipped, so the script resumes.
+Each line: P, m, K, f, b_I, b_W, gpu; the relaxation's proven value ``psi`` (CP-SAT's objective
+bound, a lower bound on ``Ψ_p`` even when stopped early), its best relaxed makespan ``best``
+(None: none found; an upper bound on ``Ψ_p``), ``optimal`` (``psi == best``), ``cpu`` (CPU
+seconds of the call, time.process_time, one CP-SAT worker); and, rewritten by ``--annotate``
+with the current code, ``lower_bound`` (:func:`bounds.lower_bound`), ``lower_bound_without_s4``
+(its largest term other than S4's) and ``s4`` (S4's term of this GPU,
+:func:`bounds.single_wave.split_window_fill_gpu_value`; None outside ``K = 2 < m``). Values are
+exact Fractions written as strings. Runs already in OUT are skipped, so the script resumes.
 """
 
 from __future__ import annotations
@@ -31,6 +36,21 @@ def rows(out: str):
                 for r in map(json.loads, fh)}
 
 
+def annotate(row: dict) -> dict:
+    """``row`` with the bound columns of the current code (module docstring)."""
+    from bounds.single_wave import split_window_fill_gpu_value
+
+    inst = Instance(P=row["P"], m=row["m"], K=row["K"], f=row["f"], b_I=row["b_I"],
+                    b_W=row["b_W"])
+    lb = bounds.lower_bound(inst)
+    s4 = (split_window_fill_gpu_value(inst, row["gpu"]) if inst.K == 2 and inst.m > 2
+          else None)
+    return {**row, "lower_bound": str(lb.value),
+            "lower_bound_without_s4": str(max(x for n, x in lb.terms
+                                              if n != "split_window_fill")),
+            "s4": None if s4 is None else str(s4)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -40,7 +60,15 @@ def main() -> None:
     ap.add_argument("--mmax", type=int, default=12)
     ap.add_argument("--durs", default="1,2")
     ap.add_argument("--gpus", default="all")
+    ap.add_argument("--annotate", action="store_true",
+                    help="rewrite the bound columns of OUT with the current code and stop")
     a = ap.parse_args()
+    if a.annotate:
+        with open(a.out) as fh:
+            rows = [annotate(json.loads(line)) for line in fh if line.strip()]
+        with open(a.out, "w") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
+        return
     done = rows(a.out)
     durs = [int(x) for x in a.durs.split(",")]
     with open(a.out, "a") as fh:
@@ -49,7 +77,6 @@ def main() -> None:
                 for m in range(K + 1, a.mmax + 1):
                     for f, bi, bw in itertools.product(durs, repeat=3):
                         inst = Instance(P=P, m=m, K=K, f=f, b_I=bi, b_W=bw)
-                        lb = bounds.lower_bound(inst).value
                         gpus = range(P) if a.gpus == "all" else map(int, a.gpus.split(","))
                         for g in gpus:
                             if (P, m, K, f, bi, bw, g) in done:
@@ -57,11 +84,11 @@ def main() -> None:
                             t = time.process_time()
                             r = gpu_relaxation(inst, g, time_limit=a.limit)
                             row = dict(P=P, m=m, K=K, f=f, b_I=bi, b_W=bw, gpu=g,
-                                       lower_bound=str(lb), psi=str(r.value),
+                                       psi=str(r.value),
                                        best=None if r.best is None else str(r.best),
                                        optimal=r.optimal,
                                        cpu=round(time.process_time() - t, 2))
-                            fh.write(json.dumps(row) + "\n")
+                            fh.write(json.dumps(annotate(row)) + "\n")
                             fh.flush()
 
 
