@@ -65,9 +65,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.annotate:
         with open(a.out) as fh:
-            rows = [annotate(json.loads(line)) for line in fh if line.strip()]
+            lines = [annotate(json.loads(line)) for line in fh if line.strip()]
         with open(a.out, "w") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in rows)
+            fh.writelines(json.dumps(r) + "\n" for r in lines)
         return
     done = rows(a.out)
     durs = [int(x) for x in a.durs.split(",")]
