@@ -864,7 +864,8 @@ def window_fill_cap_failures(lifted, time_limit: float = 20.0) -> tuple[int, lis
        range={"quick": "split, v = 1, K = 2 < m: every stored optimum (pipebounds/data/"
                        "optima.jsonl, data/split_v1_midK_optima.jsonl) and every row of "
                        "data/split_relaxation_grid.jsonl; the minimum over r at m <= 40",
-              "full": "and, on every instance where S4 is above the other terms (those files, "
+              "full": "the quick range and, on every instance where S4 is above the other "
+                      "terms (those files, "
                       "and P in {5, 6}, m = 3..10, f, b_I, b_W in {1, 2}), the relaxation of "
                       "S4's GPU capped one unit below S4 (20 s each): no relaxed schedule"})
 def split_window_fill_valid(ctx: Context) -> CheckResult:
