@@ -125,7 +125,8 @@ def _memory_time_num(m, K, f, work, kept, remat, edge):
 
 def _window_fill_num(q, P, m, f, bI, bW):
     """Twice S4 of GPU ``q`` (:func:`bounds.single_wave.split_window_fill_gpu_value`), at the
-    candidates of :func:`bounds.single_wave.window_fill_choices` (clipped to ``[0, m]``)."""
+    candidates of :func:`bounds.single_wave.window_fill_choices` (clipped to ``[0, m]``), with
+    the drain after the last ``I``."""
     L = (P - q - 1) * (f + bI)
     u = f + bI + bW
     g = L - u
@@ -140,7 +141,7 @@ def _window_fill_num(q, P, m, f, bI, bW):
         need = np.where((g <= 0) | (n <= 0), 0, np.where(n == 1, 2 * g, n * g))
         val = np.maximum(2 * r * f, 2 * A + need)
         best = val if best is None else np.minimum(best, val)
-    return 2 * q * f + 2 * m * u + best
+    return 2 * q * f + 2 * m * u + best + 2 * np.maximum(0, q * bI - bW)
 
 
 def _waste(n, G, f, x):

@@ -446,7 +446,7 @@ def window_fill_choices(m_: int, f_, A, g) -> set[int]:
 def split_window_fill_gpu_value(inst: Instance, gpu: int, lag_extra=0) -> Fraction:
     """S4 for GPU ``p`` (split, ``K = 2``, ``m >= 2``; docs/theory.md A.7):
 
-    ``T >= p f + m u + min_{0 <= r <= m} max(r f, A + N(r))``
+    ``T >= p f + m u + min_{0 <= r <= m} max(r f, A + N(r)) + max(0, p b_I - b_W)``
 
     with ``d = P - p``, the lag ``L = (d - 1)(f + b_I)``, ``u = f + b_I + b_W``,
     ``g = L - u``, ``A = max(0, L - f)`` and ``N(r) = n g / min(2, n)`` for
@@ -458,7 +458,9 @@ def split_window_fill_gpu_value(inst: Instance, gpu: int, lag_extra=0) -> Fracti
     at least ``L``) holds, besides dead time, at most ``u`` of the other slot's work unless it
     contains an ``R``; two windows meet only in dead time, and each ``R`` lies in one window. So
     at least ``n`` windows that begin after the first ``I`` each need ``g`` of dead time, and
-    each dead instant serves at most ``min(2, n)`` of them.
+    each dead instant serves at most ``min(2, n)`` of them. All that dead time precedes the
+    GPU's last ``I``, after which S1's drain follows (at most two ``W`` ops, and the chain
+    ``p b_I + b_W``).
 
     ``lag_extra``: added to ``L`` (a planted error for the checks: a lag one unit too long is
     not a bound any more).
@@ -474,7 +476,7 @@ def split_window_fill_gpu_value(inst: Instance, gpu: int, lag_extra=0) -> Fracti
     g = L - u
     A = max(0, L - f_)
     best = min(_window_fill_twice(m_, r, f_, A, g) for r in window_fill_choices(m_, f_, A, g))
-    return gpu * f_ + m_ * u + Fraction(best) / 2
+    return gpu * f_ + m_ * u + Fraction(best) / 2 + max(0, gpu * inst.b_I - inst.b_W)
 
 
 @theorem("S4", "split window fill (K = 2)", SINGLE + "A.7 Split backward (`I` + `W`)",

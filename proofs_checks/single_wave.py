@@ -865,9 +865,9 @@ def window_fill_cap_failures(lifted, time_limit: float = 20.0) -> tuple[int, lis
                        "optima.jsonl, data/split_v1_midK_optima.jsonl) and every row of "
                        "data/split_relaxation_grid.jsonl; the minimum over r at m <= 40",
               "full": "the quick range and, on every instance where S4 is above the other "
-                      "terms (those files, "
-                      "and P in {5, 6}, m = 3..10, f, b_I, b_W in {1, 2}), the relaxation of "
-                      "S4's GPU capped one unit below S4 (20 s each): no relaxed schedule"})
+                      "terms (those files, and P in {3, 4, 5, 6}, m = 3..10, f, b_I, b_W in "
+                      "{1, 2, 3}), the relaxation of S4's GPU capped one unit below S4 (10 s "
+                      "each): no relaxed schedule"})
 def split_window_fill_valid(ctx: Context) -> CheckResult:
     """S4 never above a proven optimum nor above a relaxed schedule of the same GPU (S4's proof
     uses only the relaxation's constraints, so its GPU term is at most ``Ψ_p``); its minimum
@@ -893,9 +893,9 @@ def split_window_fill_valid(ctx: Context) -> CheckResult:
         insts |= {inst for inst, *_ in window_fill_grid_rows()}
         insts |= {Instance(P=P_, m=m_, K=2, f=f_, b_I=bi, b_W=bw)
                   for P_, m_, (f_, bi, bw) in itertools.product(
-                      (5, 6), range(3, 11), itertools.product((1, 2), repeat=3))}
+                      (3, 4, 5, 6), range(3, 11), itertools.product((1, 2, 3), repeat=3))}
         lifted = window_fill_lifted(sorted(insts, key=lambda i: (i.P, i.m, i.f, i.b_I, i.b_W)))
-        proven, capped = window_fill_cap_failures(lifted)
+        proven, capped = window_fill_cap_failures(lifted, time_limit=10.0)
         fails += capped
         n += len(lifted)
         extra = f"; S4 <= Psi_p proven by the capped relaxation on {proven} of {len(lifted)}"
