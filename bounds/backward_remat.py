@@ -200,6 +200,9 @@ COVERAGE: dict[str, Coverage] = {
     "S2": Coverage("holds", _NO_MEMORY + " (GPU 0's first I waits for a chain, then its "
                             "m I and m W ops run)"),
     "S3": Coverage("replaced", "S3r (a hold may end with an I)"),
+    "S4": Coverage("left out", "not proven with backward R (a hold may end with an I, a "
+                               "pair may store again between its I and W; its drain is S1's, "
+                               "false there)"),
     "MW1": Coverage("holds", "K >= 2: heads and tails of the plain chain; at K = 1 replaced "
                              "by MW1r (MW1 is false there: P=3, m=1, v=2 vshape, f=b_I=b_W=2: "
                              "30 > 28)", when=lambda inst: inst.K != 1),

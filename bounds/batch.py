@@ -123,6 +123,27 @@ def _memory_time_num(m, K, f, work, kept, remat, edge):
     return best
 
 
+def _window_fill_num(q, P, m, f, bI, bW):
+    """Twice S4 of GPU ``q`` (:func:`bounds.single_wave.split_window_fill_gpu_value`), at the
+    candidates of :func:`bounds.single_wave.window_fill_choices` (clipped to ``[0, m]``), with
+    the drain after the last ``I``."""
+    L = (P - q - 1) * (f + bI)
+    u = f + bI + bW
+    g = L - u
+    A = np.maximum(0, L - f)
+    R1 = (m - 4) // 2
+    lo = np.where(g > 0, (2 * A + (m - 2) * g) // np.maximum(2 * (f + g), 1), 0)
+    best = None
+    for r in (np.zeros_like(m), R1, R1 + 1, R1 + 2, np.clip(lo, 0, np.maximum(R1, 0)),
+              np.clip(lo + 1, 0, np.maximum(R1, 0))):
+        r = np.clip(r, 0, m)
+        n = m - 2 * r - 2
+        need = np.where((g <= 0) | (n <= 0), 0, np.where(n == 1, 2 * g, n * g))
+        val = np.maximum(2 * r * f, 2 * A + need)
+        best = val if best is None else np.minimum(best, val)
+    return 2 * q * f + 2 * m * u + best + 2 * np.maximum(0, q * bI - bW)
+
+
 def _waste(n, G, f, x):
     """Theorem 3's ``single_slot_waste`` elementwise."""
     c = G // f
@@ -174,6 +195,11 @@ def _single_wave(r: Rows) -> list[Term]:
         num = _per_gpu_max(np.where(s3, P, 0), lambda q, i: q * f[i] * Kc[i] + _memory_time_num(
             m[i], Kc[i], f[i], B[i], (P[i] - q) * (f[i] + bI[i]) + bW[i], B[i], edge[i]))
         terms.append(Term("split_memory_time", s3, num, Kc, one < 0))
+    s4 = split & (K == 2) & (m > 2)
+    if s4.any():
+        num = _per_gpu_max(np.where(s4, P, 0), lambda q, i: _window_fill_num(
+            q, P[i], m[i], f[i], bI[i], bW[i]))
+        terms.append(Term("split_window_fill", s4, num, 2 * one, one < 0))
     t3 = K == 1
     if t3.any():
         fc = f + bc

@@ -417,6 +417,79 @@ def split_memory_time_value(inst: Instance, release=None) -> Fraction:
     return out
 
 
+# --------------------------------------------------------------------------- S4 window fill
+def _window_fill_twice(m_: int, r: int, f_, A, g):
+    """``2 max(r f, A + N(r))`` of S4 (:func:`split_window_fill_gpu_value`): ``N(r)`` the dead
+    time the ``n = m - 2r - 2`` windows without an ``R`` need (``n g / min(2, n)``, 0 when
+    ``n <= 0`` or ``g <= 0``), doubled so that it stays an integer for integer durations."""
+    n = m_ - 2 * r - 2
+    need = 0 if g <= 0 or n <= 0 else (2 * g if n == 1 else n * g)
+    return max(2 * r * f_, 2 * A + need)
+
+
+def window_fill_choices(m_: int, f_, A, g) -> set[int]:
+    """The ``r`` at which S4's minimum over ``0 <= r <= m`` is reached (a superset): the
+    function is the max of ``2 r f`` (increasing) and ``2A + N(r)`` (non-increasing: linear
+    with slope ``-2g`` while ``n >= 2``, i.e. ``r <= R1 = floor((m - 4)/2)``, then ``2A + 2g``
+    at ``n = 1`` and ``2A`` from ``n <= 0`` on, which starts at ``R1 + 1`` or ``R1 + 2``). So
+    the minimum is at ``0``, at ``R1``, at the floor or ceiling of the crossing
+    ``r* = (2A + (m - 2) g) / (2 (f + g))`` inside ``[0, R1]``, or at ``R1 + 1, R1 + 2``."""
+    R1 = (m_ - 4) // 2
+    cands = {0, R1, R1 + 1, R1 + 2}
+    if g > 0 and R1 >= 0:
+        num, den = 2 * A + (m_ - 2) * g, 2 * (f_ + g)
+        lo = num // den
+        cands.update(max(0, min(R1, x)) for x in (lo, lo + 1))
+    return {r for r in cands if 0 <= r <= m_}
+
+
+def split_window_fill_gpu_value(inst: Instance, gpu: int, lag_extra=0) -> Fraction:
+    """S4 for GPU ``p`` (split, ``K = 2``, ``m >= 2``; docs/theory.md A.7):
+
+    ``T >= p f + m u + min_{0 <= r <= m} max(r f, A + N(r)) + max(0, p b_I - b_W)``
+
+    with ``d = P - p``, the lag ``L = (d - 1)(f + b_I)``, ``u = f + b_I + b_W``,
+    ``g = L - u``, ``A = max(0, L - f)`` and ``N(r) = n g / min(2, n)`` for
+    ``n = m - 2r - 2 > 0`` and ``g > 0`` (else 0).
+
+    Proof (docs/theory.md A.7, S4): ``T = p f + m u + D`` with ``D`` the GPU's dead time (free
+    forwards and idle, ``D >= r f`` for ``r`` recomputed pairs). Before the GPU's first ``I`` at
+    most two ops store, so ``D >= A`` there. A kept pair's window (from its ``F`` to its ``I``,
+    at least ``L``) holds, besides dead time, at most ``u`` of the other slot's work unless it
+    contains an ``R``; two windows meet only in dead time, and each ``R`` lies in one window. So
+    at least ``n`` windows that begin after the first ``I`` each need ``g`` of dead time, and
+    each dead instant serves at most ``min(2, n)`` of them. All that dead time precedes the
+    GPU's last ``I``, after which S1's drain follows (at most two ``W`` ops, and the chain
+    ``p b_I + b_W``).
+
+    ``lag_extra``: added to ``L`` (a planted error for the checks: a lag one unit too long is
+    not a bound any more).
+
+    >>> split_window_fill_gpu_value(Instance(P=3, m=9, K=2, f=1, b_I=1, b_W=1), 0)
+    Fraction(31, 1)
+    """
+    if not inst.split or inst.K != 2 or inst.m < 2:
+        raise ValueError("S4 is stated for split backward, K = 2, m >= 2")
+    f_, m_ = inst.f, inst.m
+    L = (inst.P - gpu - 1) * (f_ + inst.b_I) + lag_extra
+    u = f_ + inst.b_I + inst.b_W
+    g = L - u
+    A = max(0, L - f_)
+    best = min(_window_fill_twice(m_, r, f_, A, g) for r in window_fill_choices(m_, f_, A, g))
+    return gpu * f_ + m_ * u + Fraction(best) / 2 + max(0, gpu * inst.b_I - inst.b_W)
+
+
+@theorem("S4", "split window fill (K = 2)", SINGLE + "A.7 Split backward (`I` + `W`)",
+         terms=("split_window_fill",))
+def split_window_fill_value(inst: Instance) -> Fraction:
+    """S4: the maximum over GPUs of :func:`split_window_fill_gpu_value` (split, ``K = 2``).
+
+    >>> split_window_fill_value(Instance(P=3, m=8, K=2, f=2, b_I=1, b_W=1))
+    Fraction(38, 1)
+    """
+    return max(split_window_fill_gpu_value(inst, q) for q in range(inst.P))
+
+
 # --------------------------------------------------------------------------- exactness
 def nonbinding_memory(inst: Instance) -> bool:
     """``K >= min(m, P)`` (or unconstrained): T1 is the optimum (1F1B reaches it)."""
@@ -642,6 +715,8 @@ def terms(inst: Instance) -> list[Term]:
         out.append(("split_first_input", split_first_input_value(inst), False))
         if inst.K is not None and inst.K < inst.m:
             out.append(("split_memory_time", split_memory_time_value(inst), False))
+        if inst.K == 2 and inst.m > 2:
+            out.append(("split_window_fill", split_window_fill_value(inst), False))
         if inst.K == 1:
             out.append(("single_slot", single_slot_value(inst), term_exact("single_slot", inst)))
     return out
@@ -654,7 +729,8 @@ __all__ = [
     "memory_time_value", "single_slot_W_expr", "single_slot_gpu_expr", "single_slot_choice",
     "single_slot_gpu_value", "single_slot_value", "split_drain_gpu_expr", "split_drain_value",
     "split_first_input_expr", "split_first_input_value", "split_memory_time_gpu_expr",
-    "split_memory_time_value", "nonbinding_memory",
+    "split_memory_time_value", "split_window_fill_gpu_value", "split_window_fill_value",
+    "window_fill_choices", "nonbinding_memory",
     "single_slot_exact", "single_slot_waste", "single_group_exact",
     "single_group_split_exact", "terms", "pour_waste", "single_slot_minus",
     "coupled_pair_value", "coupled_gate", "coupled_slot_value",

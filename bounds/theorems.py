@@ -1,7 +1,7 @@
 """The one registry of theorems: id, statement, terms, exact case and docs section of each.
 
 Every theorem and lemma of docs/theory.md, docs/theory_multiwave.md and docs/theory_frontier.md
-(T0, T1, ..., S1-S3, H1-H3, MW0-MW11, KF0-KF4 and the lemma ids T3b, T3c, MW6a, ...) has one
+(T0, T1, ..., S1-S4, H1-H3, MW0-MW11, KF0-KF4 and the lemma ids T3b, T3c, MW6a, ...) has one
 :class:`Theorem` here, registered by the :func:`theorem` decorator placed beside its value
 function in the formula module (:mod:`bounds.single_wave`, :mod:`bounds.multi_wave`,
 :mod:`bounds.heterogeneous`, :mod:`bounds.frontier`, :mod:`bounds.evaluate`)::

@@ -751,6 +751,161 @@ def split_valid(ctx: Context) -> CheckResult:
     return _judge(rows)
 
 
+WINDOW_FILL_GRID = "data/split_relaxation_grid.jsonl"
+"""Rows ``(instance, GPU)`` of the single-GPU relaxation (tools/split_relaxation_grid.py)."""
+
+
+def window_fill_optima() -> list:
+    """``(instance, OPT)`` of every stored split ``v = 1``, ``K = 2 < m`` optimum proven without
+    the theory: the independent rows of pipebounds/data/optima.jsonl and the ``optimal`` rows
+    of data/split_v1_midK_optima.jsonl."""
+    import json
+    from pathlib import Path
+
+    from schedules import Instance
+
+    from .table import optima_rows
+
+    out = optima_rows(lambda i: i.split and i.v == 1 and i.K == 2 and i.m > 2 and i.uniform
+                      and not i.c and i.memory is None)
+    root = Path(__file__).resolve().parent.parent
+    for line in (root / "data" / "split_v1_midK_optima.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r["status"] == "optimal":
+            out.append((Instance(P=r["P"], m=r["m"], K=r["K"], f=r["f"], b_I=r["b_input"],
+                                 b_W=r["b_weight"]), Fraction(r["opt"])))
+    return out
+
+
+def window_fill_grid_rows() -> list:
+    """``(instance, gpu, best, psi, optimal)`` of the ``K = 2`` rows of
+    :data:`WINDOW_FILL_GRID` (``best`` the relaxation's best schedule, an upper bound on
+    ``Ψ_p``; ``psi`` its proven value)."""
+    import json
+    from pathlib import Path
+
+    from schedules import Instance
+
+    root = Path(__file__).resolve().parent.parent
+    out = []
+    for line in (root / WINDOW_FILL_GRID).read_text().splitlines():
+        r = json.loads(line)
+        if r["K"] == 2 and r["m"] > 2:
+            out.append((Instance(P=r["P"], m=r["m"], K=2, f=r["f"], b_I=r["b_I"],
+                                 b_W=r["b_W"]), r["gpu"],
+                        None if r["best"] is None else Fraction(r["best"]),
+                        Fraction(r["psi"]), r["optimal"]))
+    return out
+
+
+def window_fill_failures(lag_extra=0, fresh: Optional[list] = None) -> tuple[int, list, int]:
+    """S4 (:func:`bounds.single_wave.split_window_fill_value`) against the stored optima and
+    the relaxation rows (``fresh``: rows solved now, same shape): how many comparisons, the
+    failures, and on how many relaxation rows S4's GPU term equals a proven ``Ψ_p``.
+    ``lag_extra``: the planted error (S4 with a lag that much longer)."""
+    from bounds import single_wave as sw
+
+    def s4(inst, q):
+        return sw.split_window_fill_gpu_value(inst, q, lag_extra)
+
+    n, fails, equal = 0, [], 0
+    for inst, opt in window_fill_optima():
+        n += 1
+        val = max(s4(inst, q) for q in range(inst.P))
+        if val > opt:
+            fails.append(f"S4 {val} > OPT {opt}: {inst.to_dict()}")
+    for inst, q, best, psi, optimal in (window_fill_grid_rows() if fresh is None else fresh):
+        n += 1
+        val = s4(inst, q)
+        if best is not None and val > best:
+            fails.append(f"S4 GPU {q} {val} > a relaxed schedule {best}: {inst.to_dict()}")
+        equal += bool(optimal and val == psi)
+    return n, fails, equal
+
+
+def window_fill_lifted(insts) -> list:
+    """``(instance, GPU)`` of the instances where S4 is above every other term of
+    :func:`bounds.lower_bound`, with the GPU of S4's maximum."""
+    from bounds import lower_bound
+    from bounds import single_wave as sw
+
+    out = []
+    for inst in insts:
+        terms = dict(lower_bound(inst).terms)
+        s4 = terms.get("split_window_fill")
+        if s4 is not None and s4 > max(x for n, x in terms.items() if n != "split_window_fill"):
+            out.append((inst, max(range(inst.P),
+                                  key=lambda q: sw.split_window_fill_gpu_value(inst, q))))
+    return out
+
+
+def window_fill_cap_failures(lifted, time_limit: float = 20.0) -> tuple[int, list]:
+    """For each ``(instance, GPU)``: the single-GPU relaxation capped one unit below S4 (the
+    check's ``--full`` part). A relaxed schedule found there refutes ``S4 <= Ψ_p``; INFEASIBLE
+    proves ``Ψ_p >= S4``. Returns how many were proven and the refutations."""
+    import math
+
+    from bounds import single_wave as sw
+    from pipebounds.search.relaxation import gpu_relaxation
+
+    proven, fails = 0, []
+    for inst, q in lifted:
+        s4 = sw.split_window_fill_gpu_value(inst, q)
+        cap = Fraction(math.ceil(s4 * inst.unit) - 1, inst.unit)
+        res = gpu_relaxation(inst, q, time_limit=time_limit, cap=cap)
+        if res.best is not None:
+            fails.append(f"a relaxed schedule {res.best} < S4 {s4} on GPU {q}: {inst.to_dict()}")
+        proven += res.status == "INFEASIBLE"
+    return proven, fails
+
+
+@check("S4 split window fill valid (<= stored OPT, <= the single-GPU relaxation)",
+       theorems=("S4",), kind="exhaustive",
+       range={"quick": "split, v = 1, K = 2 < m: every stored optimum (pipebounds/data/"
+                       "optima.jsonl, data/split_v1_midK_optima.jsonl) and every row of "
+                       "data/split_relaxation_grid.jsonl; the minimum over r at m <= 40",
+              "full": "the quick range and, on every instance where S4 is above the other "
+                      "terms (those files, and P in {3, 4, 5, 6}, m = 3..10, f, b_I, b_W in "
+                      "{1, 2, 3}), the relaxation of S4's GPU capped one unit below S4 (10 s "
+                      "each): no relaxed schedule"})
+def split_window_fill_valid(ctx: Context) -> CheckResult:
+    """S4 never above a proven optimum nor above a relaxed schedule of the same GPU (S4's proof
+    uses only the relaxation's constraints, so its GPU term is at most ``Ψ_p``); its minimum
+    over the candidates of :func:`bounds.single_wave.window_fill_choices` is the minimum over
+    every ``r``; a lag one unit too long (the planted error) exceeds a stored optimum."""
+    from bounds import single_wave as sw
+    from schedules import Instance
+
+    n, fails, equal = window_fill_failures()
+    grid = [(m_, f_, A, g) for m_ in range(2, 41) for f_ in (1, 2, 3, Fraction(1, 2))
+            for A in (0, 1, 2, 5, Fraction(7, 2)) for g in (-2, 0, 1, 2, 3, Fraction(5, 2))]
+    for m_, f_, A, g in grid:
+        brute = min(sw._window_fill_twice(m_, r, f_, A, g) for r in range(m_ + 1))
+        if brute != min(sw._window_fill_twice(m_, r, f_, A, g)
+                        for r in sw.window_fill_choices(m_, f_, A, g)):
+            fails.append(f"minimum over r missed at m={m_}, f={f_}, A={A}, g={g}")
+    _, planted, _ = window_fill_failures(lag_extra=1, fresh=[])
+    if not planted:
+        fails.append("planted error (lag + 1) not caught")
+    extra = ""
+    if ctx.mode == "full":
+        insts = {inst for inst, _ in window_fill_optima()}
+        insts |= {inst for inst, *_ in window_fill_grid_rows()}
+        insts |= {Instance(P=P_, m=m_, K=2, f=f_, b_I=bi, b_W=bw)
+                  for P_, m_, (f_, bi, bw) in itertools.product(
+                      (3, 4, 5, 6), range(3, 11), itertools.product((1, 2, 3), repeat=3))}
+        lifted = window_fill_lifted(sorted(insts, key=lambda i: (i.P, i.m, i.f, i.b_I, i.b_W)))
+        proven, capped = window_fill_cap_failures(lifted, time_limit=10.0)
+        fails += capped
+        n += len(lifted)
+        extra = f"; S4 <= Psi_p proven by the capped relaxation on {proven} of {len(lifted)}"
+    detail = (fails[0] if fails else
+              f"{n} comparisons, S4 = a proven Psi_p on {equal} relaxation rows; the minimum "
+              f"over r on {len(grid)} cases; planted lag + 1 caught ({len(planted)} rows)"
+              + extra)
+    return CheckResult(n, not fails, None, detail)
+
+
 @check("S-nb: max(S1, S2) = OPT at K = inf (split, v = 1): a greedy schedule reaches it",
        theorems=("S1", "S2"), kind="exhaustive",
        range={"quick": "split, v = 1, K = inf, P <= 6, m <= 12, f, b_I, b_W in {1, 2, 3}",

@@ -28,7 +28,8 @@ def optima_rows(pred: Callable[[Instance], bool]) -> list[tuple[Instance, Fracti
 
 
 @check("Every bound on every table row (LB <= OPT; exact flags hold)",
-       theorems=("T0", "T1", "T2", "T3", "S1", "S2", "S3", "MW1", "MW5", "MW6", "MW7", "MW8", "MW8d", "MW9"),
+       theorems=("T0", "T1", "T2", "T3", "S1", "S2", "S3", "S4", "MW1", "MW5", "MW6", "MW7", "MW8",
+                 "MW8d", "MW9"),
        kind="exhaustive",
        range="every independent row of pipebounds/data/optima.jsonl (single and multi wave, fused and "
              "split, every K)")

@@ -264,3 +264,41 @@ def test_single_slot_is_exact_for_two_gpus(m_, f_, b_):
     res = simulate(two_gpu_schedule(inst))
     assert lb.exact and res.valid and max(res.peak_memory) == 1
     assert res.makespan == lb.value
+
+
+# --- S4 (split window fill, K = 2; docs/theory.md A.7) ---
+def test_s4_minimum_over_r_is_the_brute_minimum():
+    """window_fill_choices holds a minimiser: the candidates give the minimum over every r."""
+    for m_ in range(2, 30):
+        for f_, A, g in itertools.product((1, 2, Fraction(1, 2)), (0, 1, 3, Fraction(5, 2)),
+                                          (-1, 0, 1, 2, 5)):
+            brute = min(sw._window_fill_twice(m_, r, f_, A, g) for r in range(m_ + 1))
+            assert brute == min(sw._window_fill_twice(m_, r, f_, A, g)
+                                for r in sw.window_fill_choices(m_, f_, A, g)), (m_, f_, A, g)
+
+
+def test_s4_by_hand_and_a_term_of_the_bound():
+    """P = 3, m = 9, K = 2, f = b_I = b_W = 1, GPU 0: L = 4, u = 3, g = 1, A = 3; r = 3 gives
+    max(3, 3 + 1), r = 4 max(4, 3): S4 = 27 + 4 = 31 = OPT (data/split_v1_midK_optima.jsonl),
+    one above every other term; S4 applies only at K = 2 < m."""
+    inst = Instance(P=3, m=9, K=2, f=1, b_I=1, b_W=1)
+    assert sw.split_window_fill_gpu_value(inst, 0) == 31
+    assert sw.split_window_fill_value(inst) == 31
+    lb = lower_bound(inst)
+    terms = dict(lb.terms)
+    assert lb.value == 31 and max(x for n, x in terms.items() if n != "split_window_fill") == 30
+    assert "split_window_fill" not in dict(lower_bound(Instance(P=3, m=9, K=3, f=1, b_I=1,
+                                                                  b_W=1)).terms)
+    assert "split_window_fill" not in dict(lower_bound(Instance(P=3, m=2, K=2, f=1, b_I=1,
+                                                                  b_W=1)).terms)
+
+
+def test_s4_against_stored_optima_and_the_relaxation_with_a_planted_error():
+    """S4 <= every stored K = 2 optimum and <= every relaxed schedule of
+    data/split_relaxation_grid.jsonl; S4 with a lag one unit too long exceeds stored optima."""
+    from proofs_checks.single_wave import window_fill_failures
+
+    n, fails, equal = window_fill_failures()
+    assert n > 300 and not fails and equal > 100
+    _, planted, _ = window_fill_failures(lag_extra=1, fresh=[])
+    assert planted and all("> OPT" in x for x in planted)

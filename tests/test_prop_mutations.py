@@ -129,6 +129,7 @@ VALUE_BOUNDS = {
     "S2": (bsw, "split_first_input_value", _v1_split),
     "S3": (bsw, "split_memory_time_value",
            lambda i: _v1_split(i) and i.K is not None and i.K < i.m),
+    "S4": (bsw, "split_window_fill_value", lambda i: _v1_split(i) and i.K == 2 and i.m > 2),
     "MW1": (bmw, "gpu_subset_value", lambda i: i.v >= 2),
     "MW2": (bmw, "fill_drain_value", _mw_fused),
     "MW3": (bmw, "last_stage_value", _mw_fused),

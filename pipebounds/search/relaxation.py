@@ -27,12 +27,14 @@ is a proof on the relaxation, hence a valid lower bound on the instance even whe
 ends before optimality (:attr:`GpuRelaxation.value`).
 
 Measured (docs/synthesis.md, "Schedule or bound"): on ``P = 3, K = 2`` split at ``m = 7..9``
-it is the proven optimum where every term of :func:`bounds.lower_bound` is one unit below; on
-the synthesis set's instances 14 and 2 it does not rise above the bound (56, 52).
+it is the proven optimum where every term of :func:`bounds.lower_bound` before S4 was one unit
+below (S4, the window-fill term of docs/theory.md A.7, is a closed form of part of it and
+reaches it on most of them); on the synthesis set's instances 14 and 2 it does not rise above
+the bound (56, 52).
 
 >>> from schedules import Instance
 >>> r = gpu_relaxation(Instance(P=3, m=9, K=2, f=1, b_I=1, b_W=1), 0, time_limit=60)
->>> r.value, r.optimal     # bounds.lower_bound: 30; OPT = 31 (CP-SAT without the theory)
+>>> r.value, r.optimal     # OPT = 31 (CP-SAT without the theory); S4 = 31, the other terms 30
 (Fraction(31, 1), True)
 """
 
