@@ -76,6 +76,9 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                         keep: Optional[Sequence[int]] = None, A: Optional[int] = None,
                         lookahead: int = 1, eager: Optional[Sequence[int]] = None,
                         w_room: int = 0, eager_pairs: Optional[Sequence[int]] = None,
+                        group: Optional[int] = None, strict: bool = False,
+                        max_pairs: Optional[Sequence[int]] = None,
+                        keep_first: Optional[Sequence[int]] = None,
                         source: str = "") -> Schedule:
     """The rematerializing list schedule of ``inst`` under ``K`` activations per GPU (default
     ``inst.K``; module docstring). ``window[p]``: microbatches admitted past GPU ``p``'s next
@@ -86,7 +89,12 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     pairs in flight (forwards minus backwards started) a forward comes first; ``A``: the order's
     weight of the microbatch against the chain position (default ``S``: microbatch by
     microbatch); ``lookahead``: an ``R`` becomes eligible once the backward ``lookahead``
-    stages up its chain has started. ``split``: the ``I``/``W`` form (default: the instance's).
+    stages up its chain has started. ``group``: Megatron's looped order instead of ``A``'s
+    (microbatches in groups of ``group``, default none; ``P`` is interleaved 1F1B's): the key
+    of a pair is ``(j div group, S - 1 - s, j mod group)`` for its backward and ``(j div group,
+    s, j mod group)`` for its forward, so a GPU runs a group's forwards stage by stage up its
+    chunks and their backwards chunk by chunk down (the window is then at least ``group``).
+    ``split``: the ``I``/``W`` form (default: the instance's).
     """
     if inst.directions != 1 or inst.overlapped:
         raise GeneratorError("the rematerializing list scheduler needs one direction and no F&B "
@@ -110,17 +118,40 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     gpu = inst.stage_to_rank
     local = [inst.stages_of(p) for p in range(P)]
     entry = [min(st) for st in local]
-    minw = 1 if v == 1 else ceil((S - 1) / A) + 1
+    G = None if group is None else max(1, int(group))
+    if G is None:
+        minw = 1 if v == 1 else ceil((S - 1) / A) + 1
+        if strict:
+            minw = 2 * ceil((S - 1) / A) + 1
+
+        def bkey(j: int, s: int) -> tuple:
+            return (A * j + S - 1 - s, j)
+
+        def fkey(j: int, s: int) -> tuple:
+            return (A * j + s, j)
+    else:
+        minw = G
+
+        def bkey(j: int, s: int) -> tuple:
+            return (j // G, S - 1 - s, j % G)
+
+        def fkey(j: int, s: int) -> tuple:
+            return (j // G, s, j % G)
     win = [max(minw, natural_window(inst, p) if window is None else int(window[p]))
            for p in range(P)]
     kp = [max(0, min(K, K if keep is None else int(keep[p]))) for p in range(P)]
     lookahead = max(1, int(lookahead))
+    last = [max(st) for st in local]
+    kf = kp if keep_first is None else [min(kp[p], int(keep_first[p])) for p in range(P)]
+    mp = None if max_pairs is None else [max(1, int(x)) for x in max_pairs]
+    glob = sorted(((j, s) for s in range(S) for j in range(m)), key=lambda js: bkey(*js))
+    gptr = [0]  # first pair of the global order whose backward has not ended
     eager = None if eager is None else [min(win[p], int(eager[p])) for p in range(P)]
     # the fixed order of each GPU's pairs: key A j + (S - 1 - s), then j
     order: list[list[tuple[int, int]]] = []
     for p in range(P):
         pairs = [(j, s) for s in local[p] for j in range(m)]
-        pairs.sort(key=lambda js: (A * js[0] + S - 1 - js[1], js[0]))
+        pairs.sort(key=lambda js: bkey(*js))
         order.append(pairs)
     pos = [{s: [0] * m for s in local[p]} for p in range(P)]  # a pair's place in its order
     for p in range(P):
@@ -166,20 +197,29 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
         """GPU ``p``'s forward whose input has arrived, least ``(A j + s, j)`` first; the
         entry stage takes no microbatch past the window ``win[p]`` beyond ``jnext``."""
         best, key = None, None
-        for s in local[p]:
+        stages = local[p]
+        kmax = None  # at the pairs cap: only forwards up to the last of the first unfinished
+        if mp is not None and fdone[p] - bcount[p] >= mp[p] and gptr[0] < len(glob):
+            kmax = fkey(glob[gptr[0]][0], S - 1)  # backward's microbatch (its chain)
+        if strict:  # only the next forward of the GPU's fixed order
+            left = [s for s in stages if nf[s] < m]
+            stages = [min(left, key=lambda s: fkey(nf[s], s))] if left else []
+        for s in stages:
             j = nf[s]
             if j < m and (s == 0 or (fend[s - 1][j] >= 0
                                      and arrived(fend[s - 1][j], s - 1, s) <= now)):
                 if s == entry[p] and j >= jnext + win[p]:
                     continue
-                k = (A * j + s, j)
+                k = fkey(j, s)
+                if kmax is not None and k > kmax:
+                    continue
                 if key is None or k < key:
                     best, key = make(s, "F", j), k
         return best
 
     def choose(p: int) -> Optional[Op]:
         """The op GPU ``p`` starts at ``now`` (module docstring), None to stay idle."""
-        best, bkey = None, None
+        best, bk = None, None
         jnext = order[p][bptr[p]][0] if bptr[p] < len(order[p]) else m
         e = entry[p]
         if eager and nf[e] < m and nf[e] < jnext + eager[p] and (
@@ -195,9 +235,9 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
             if j < m and ready(fend[s][j]) and (not ckpt[s][j] or ready(rend[s][j])) and (
                     s == S - 1 or (gend[s + 1][j] >= 0
                                    and arrived(gend[s + 1][j], s + 1, s) <= now)):
-                k = (A * j + S - 1 - s, j)
-                if bkey is None or k < bkey:
-                    best, bkey = make(s, grad, j), k
+                k = bkey(j, s)
+                if bk is None or k < bk:
+                    best, bk = make(s, grad, j), k
         if best is not None:
             return best
         want_slot = False
@@ -249,7 +289,8 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                     fend[s][j] = end
                     nf[s] += 1
                     flag = rptr[p] < len(order[p]) and rptr[p] < pos[p][s][j]
-                    keepit = live[p] + 1 + flag <= kp[p] or (
+                    cap = kp[p] if s == last[p] else kf[p]
+                    keepit = live[p] + 1 + flag <= cap or (
                         s == S - 1 and nb[s] == j and live[p] + 1 <= K)
                     if keepit:
                         live[p] += 1
@@ -290,6 +331,8 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                 live[p] -= 1
             if kind == grad:
                 bdone[s][j] = True
+                while gptr[0] < len(glob) and bdone[glob[gptr[0]][1]][glob[gptr[0]][0]]:
+                    gptr[0] += 1
                 advance(p)
             wake[p] = True
             if s >= 0:
