@@ -22,15 +22,22 @@ the GPU waits for the gradient:
   the drain.
 
 Recomputes and the throttle follow one fixed order per GPU, the restriction of a global order
-of the backward ops (key ``A j + (S - 1 - s)``, then ``j``), which is a linear extension of the
-backward chains. Why this never deadlocks, for every ``K >= 1``, ``v``, placement, fused or
-split: forwards never wait for memory; ``R`` ops are issued in that order, so when the first
-unfinished backward in the global order needs its ``R`` no later pair has been recomputed, and
-every kept activation stored after that pair's forward (or while it was still to come) left a
-slot to spare, and no other could be stored since, so a slot is free or a ready ``W`` frees
-one; the throttle admits every microbatch up to ``ceil((S - 1)/A)`` past the GPU's next
-backward, which covers the first unfinished one's forwards. (A last-stage pair whose backward
-is next on its stage may use the spare slot: its backward follows its forward on the same GPU.)
+of the backward ops, which is a linear extension of the backward chains: key ``A j + (S - 1 -
+s)``, then ``j`` (``A = S``: microbatch by microbatch; ``A = 2`` is ZB-V's order on the V-shape
+placement, ``A = 3`` V-half's), or, with ``group = G``, ``(j div G, S - 1 - s, j mod G)``
+(Megatron's looped order at ``G = P``: a group's backwards chunk by chunk down, its forwards,
+keyed ``(j div G, s, j mod G)``, chunk by chunk up). Why this never deadlocks, for every
+``K >= 1``, ``v``, placement, fused or split: forwards never wait for memory; ``R`` ops are
+issued in that order, so when the first unfinished backward in the global order needs its
+``R`` no later pair has been recomputed, and every kept activation stored after that pair's
+forward (or while it was still to come) left a slot to spare, and no other could be stored
+since, so a slot is free or a ready ``W`` frees one (``keep_first``, a lower keep limit for
+the forwards of a GPU's earlier stages, only makes more of them checkpoints, which keeps that
+invariant); the throttle admits every microbatch up to ``ceil((S - 1)/A)`` past the GPU's next
+backward (``G - 1`` in the looped order: the GPU's next backward is in the first unfinished
+one's group or a later one), which covers the first unfinished one's forwards. (A last-stage
+pair whose backward is next on its stage may use the spare slot: its backward follows its
+forward on the same GPU.)
 Memory is counted as MODEL.md does (a kept ``F`` or an ``R`` stores at its start, ``B`` or
 ``W`` releases at its end), so the peak on every GPU is at most ``K``.
 
@@ -76,8 +83,7 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                         keep: Optional[Sequence[int]] = None, A: Optional[int] = None,
                         lookahead: int = 1, eager: Optional[Sequence[int]] = None,
                         w_room: int = 0, eager_pairs: Optional[Sequence[int]] = None,
-                        group: Optional[int] = None, strict: bool = False,
-                        max_pairs: Optional[Sequence[int]] = None,
+                        group: Optional[int] = None,
                         keep_first: Optional[Sequence[int]] = None,
                         source: str = "") -> Schedule:
     """The rematerializing list schedule of ``inst`` under ``K`` activations per GPU (default
@@ -89,7 +95,10 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     pairs in flight (forwards minus backwards started) a forward comes first; ``A``: the order's
     weight of the microbatch against the chain position (default ``S``: microbatch by
     microbatch); ``lookahead``: an ``R`` becomes eligible once the backward ``lookahead``
-    stages up its chain has started. ``group``: Megatron's looped order instead of ``A``'s
+    stages up its chain has started. ``keep_first[p]``: the keep limit (as ``keep``) for the
+    forwards of GPU ``p``'s stages other than its last, whose activations live longer (default
+    ``keep``): a low one leaves the slots to the short-lived last chunk and makes the earlier
+    chunks checkpoints. ``group``: Megatron's looped order instead of ``A``'s
     (microbatches in groups of ``group``, default none; ``P`` is interleaved 1F1B's): the key
     of a pair is ``(j div group, S - 1 - s, j mod group)`` for its backward and ``(j div group,
     s, j mod group)`` for its forward, so a GPU runs a group's forwards stage by stage up its
@@ -121,8 +130,6 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     G = None if group is None else max(1, int(group))
     if G is None:
         minw = 1 if v == 1 else ceil((S - 1) / A) + 1
-        if strict:
-            minw = 2 * ceil((S - 1) / A) + 1
 
         def bkey(j: int, s: int) -> tuple:
             return (A * j + S - 1 - s, j)
@@ -143,11 +150,8 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     lookahead = max(1, int(lookahead))
     last = [max(st) for st in local]
     kf = kp if keep_first is None else [min(kp[p], int(keep_first[p])) for p in range(P)]
-    mp = None if max_pairs is None else [max(1, int(x)) for x in max_pairs]
-    glob = sorted(((j, s) for s in range(S) for j in range(m)), key=lambda js: bkey(*js))
-    gptr = [0]  # first pair of the global order whose backward has not ended
     eager = None if eager is None else [min(win[p], int(eager[p])) for p in range(P)]
-    # the fixed order of each GPU's pairs: key A j + (S - 1 - s), then j
+    # the fixed order of each GPU's pairs: the restriction of the global order bkey
     order: list[list[tuple[int, int]]] = []
     for p in range(P):
         pairs = [(j, s) for s in local[p] for j in range(m)]
@@ -197,22 +201,13 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
         """GPU ``p``'s forward whose input has arrived, least ``(A j + s, j)`` first; the
         entry stage takes no microbatch past the window ``win[p]`` beyond ``jnext``."""
         best, key = None, None
-        stages = local[p]
-        kmax = None  # at the pairs cap: only forwards up to the last of the first unfinished
-        if mp is not None and fdone[p] - bcount[p] >= mp[p] and gptr[0] < len(glob):
-            kmax = fkey(glob[gptr[0]][0], S - 1)  # backward's microbatch (its chain)
-        if strict:  # only the next forward of the GPU's fixed order
-            left = [s for s in stages if nf[s] < m]
-            stages = [min(left, key=lambda s: fkey(nf[s], s))] if left else []
-        for s in stages:
+        for s in local[p]:
             j = nf[s]
             if j < m and (s == 0 or (fend[s - 1][j] >= 0
                                      and arrived(fend[s - 1][j], s - 1, s) <= now)):
                 if s == entry[p] and j >= jnext + win[p]:
                     continue
                 k = fkey(j, s)
-                if kmax is not None and k > kmax:
-                    continue
                 if key is None or k < key:
                     best, key = make(s, "F", j), k
         return best
@@ -331,8 +326,6 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                 live[p] -= 1
             if kind == grad:
                 bdone[s][j] = True
-                while gptr[0] < len(glob) and bdone[glob[gptr[0]][1]][glob[gptr[0]][0]]:
-                    gptr[0] += 1
                 advance(p)
             wake[p] = True
             if s >= 0:
