@@ -15,7 +15,7 @@ from bounds import lower_bound
 from schedules import Instance, simulate, validate
 from schedules.generators import GENERATORS
 from schedules.generators.remat_list import natural_pairs, natural_window, remat_list_schedule
-from pipebounds.synthesis.start import remat_list_candidates
+from pipebounds.synthesis.start import REMAT_LIST_HEAD, remat_list_candidates
 from schedules.remat import fit_memory
 from tests.reference_sim import reference_simulate
 from tests.strategies import instances, scaled
@@ -112,17 +112,21 @@ def test_earlier_chunk_checkpoints_beat_interleaved_fitted():
 
 
 def test_list_candidates_start_with_the_v2_order():
-    """At v = 2 under a count limit the list scheduler's candidates begin with the first
-    entry of the rematerializing list scheduler's grid (remat_head), and the remat phase of
-    synthesize skips it; v = 1 and byte budgets are unchanged."""
-    from pipebounds.synthesis.start import _grid, list_candidates, remat_head
+    """At v = 2 under a count limit from HEAD_PAIRS pairs on, the list scheduler's candidates
+    begin with the head of the rematerializing list scheduler's grid (remat_head), then the
+    list rules still make their first schedule; the remat phase of synthesize skips the head.
+    Small instances, v = 1, V-shape fused and no limit have no head."""
+    from pipebounds.synthesis.start import HEAD_PAIRS, _grid, list_candidates, remat_head
 
-    inst = Instance(P=4, m=8, K=3, v=2, f=1, b=2)
-    assert remat_head(inst, 3) == 1
-    cands = list_candidates(inst, 3, deadline=float("inf"))
-    assert cands[0].source.startswith("remat-list[")
-    assert sum(c.source.startswith("remat-list[") for c in cands) == 1
-    assert max(simulate(cands[0].schedule.with_instance(inst)).peak_memory) <= 3
-    assert len(remat_list_candidates(inst, 3, float("inf"), skip=1)) == len(_grid(inst)) - 1
-    assert remat_head(Instance(P=4, m=8, K=3, f=1, b=2), 3) == 0
+    inst = Instance(P=16, m=HEAD_PAIRS // 32, K=6, v=2, f=1, b=2)
+    assert remat_head(inst, 6) == 1
+    cands = list_candidates(inst, 6, deadline=0.0, now=lambda: 1.0)  # no time left
+    assert [c.source.split("[")[0] for c in cands] == ["remat-list", "list"]
+    assert max(simulate(cands[0].schedule.with_instance(inst)).peak_memory) <= 6
+    assert _grid(inst)[0] == REMAT_LIST_HEAD[("looped", False)]
+    small = Instance(P=4, m=8, K=3, v=2, f=1, b=2)
+    assert remat_head(small, 3) == 0
+    assert len(remat_list_candidates(small, 3, float("inf"), skip=1)) == len(_grid(small)) - 1
+    assert remat_head(Instance(P=32, m=64, K=3, f=1, b=2), 3) == 0  # v = 1
+    assert remat_head(inst.with_(placement="vshape"), 6) == 0
     assert remat_head(inst, None) == 0

@@ -305,10 +305,11 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
                 out.append(got)
                 if target is not None and got.makespan <= target:
                     return out
+    head = len(out)  # the list rules still make their first valid schedule in any case
     for cap in caps:
         for name, key in RULES.items():
             for hold in (False, True):
-                if out and (now() > deadline or stop()):
+                if len(out) > head and (now() > deadline or stop()):
                     return out  # one valid schedule at least, whatever the time left
                 try:
                     sched = list_schedule(free, cap=None if cap is None else [cap] * inst.P,
@@ -487,14 +488,15 @@ REMAT_LIST_GRID: dict[str, tuple[tuple, ...]] = {
            (2, 0, 1, None, 0, None), (8, None, 1, None, 0, None), (0, 0, 1, None, 0, None)),
     "v1-split": ((8, None, 3, None, 1, None), (8, None, 1, None, 1, None),
                  (0, None, 1, None, 1, None), (2, 0, 1, None, 2, None)),
-    "v2": ((0, None, 2, None, 0, 0, 1, 0.5), (8, 0, 1, 1, 0, None),
-           (0, None, 2, 1, 0, 0, None, 0), (0, None, 2, 2, 0, 0, None, 0.5),
-           (16, None, 1, 2, 0, -2), (8, None, 2, 2, 0, -4),
-           (0, None, 1, 1, 0, 4), (8, None, 1, 2, 0, None), (0, None, 2, 2, 0, None),
+    "v2": ((0, None, 2, None, 0, 0, 1, 0.5), (0, None, 1, 1, 0, 4),
+           (0, None, 2, 1, 0, 0, None, 0), (8, 0, 1, 1, 0, None),
+           (0, None, 2, 2, 0, 0, None, 0.5), (0, None, 2, 2, 0, None),
+           (16, None, 1, 2, 0, -2), (8, None, 2, 2, 0, -4), (8, None, 1, 2, 0, None),
            (2, None, 2, 2, 0, 0)),
-    "v2-split": ((0, None, 2, 1, 1, 0, None, 0), (2, None, 2, 2, 1, None),
-                 (0, None, 2, None, 1, 0, 1, 0), (0, None, 2, 2, 1, 0),
-                 (0, None, 1, 1, 1, 0), (8, None, 2, 2, 1, None)),
+    "v2-split": ((0, None, 2, 1, 1, 0, None, 0), (0, None, 2, None, 1, 0, 1, 0),
+                 (0, None, 2, 2, 1, 0), (0, None, 2, 2, 0, None), (2, None, 2, 2, 1, None),
+                 (0, None, 2, 2, 0, 0, None, 0.5), (8, None, 2, 2, 0, -4),
+                 (16, None, 1, 2, 0, -2), (0, None, 1, 1, 1, 0), (8, None, 2, 2, 1, None)),
 }
 """Parameters of :func:`schedules.generators.remat_list.remat_list_schedule` tried by
 :func:`remat_list_candidates`, in this order: ``(extra window, extra eager or None, lookahead,
@@ -511,9 +513,40 @@ over the orders (looped, ``A = 1, 2, 3``) and the keep limits on 45 frontier pai
 ``P = 8, 16, 32``, chosen greedily, each placed before the old entries it beat."""
 
 
+REMAT_LIST_HEAD: dict[tuple[str, bool], tuple] = {
+    ("looped", False): (0, None, 2, None, 0, 0, 1, 0.5),
+    ("looped", True): (0, None, 2, 1, 1, 0, None, 0),
+    ("vshape", True): (0, None, 2, 2, 1, 0),
+}
+"""The first entry of :func:`_grid` at ``v >= 2`` per (placement, split form): the best on the
+large pairs of the sweep (``S m >= HEAD_PAIRS``) where the remat phase has time for one or two
+entries, measured against the families and list rules there (docs/synthesis.md, *The v = 2
+orders*): the looped order keeping half of ``K`` for the earlier chunk (looped, fused),
+``A = 1`` keeping none of it (looped, split), ZB-V's ``A = 2`` (V-shape, split). None at
+V-shape fused, where Hanayo fitted by ``fit_memory`` is better on every large pair."""
+
+HEAD_PAIRS = 2048
+""":func:`remat_head`: the head entry runs first (in :func:`list_candidates`) from ``S m`` this
+many pairs (``P = 16, m = 64`` at ``v = 2``, 0.05-0.1 CPU s per schedule); below, the remat
+phase runs most of the grid within its share anyway."""
+
+
+def _head(inst: Instance) -> Optional[tuple]:
+    """The :data:`REMAT_LIST_HEAD` entry of ``inst`` (None at ``v = 1`` or an explicit
+    placement that is neither named one)."""
+    from schedules.instance import placement_stage_to_rank
+
+    if inst.v < 2 or inst.placement not in ("looped", "vshape") or tuple(
+            inst.stage_to_rank) != placement_stage_to_rank(inst.P, inst.v, inst.placement):
+        return None
+    return REMAT_LIST_HEAD.get((inst.placement, inst.split))
+
+
 def _grid(inst: Instance) -> tuple[tuple, ...]:
     key = "v1" if inst.v == 1 else "v2"
-    return (REMAT_LIST_GRID[key + "-split"] if inst.split else ()) + REMAT_LIST_GRID[key]
+    grid = (REMAT_LIST_GRID[key + "-split"] if inst.split else ()) + REMAT_LIST_GRID[key]
+    head = _head(inst)
+    return tuple(dict.fromkeys(((head,) if head is not None else ()) + grid))
 
 
 def remat_list_candidates(inst: Instance, K: Optional[int], deadline: float,
@@ -549,11 +582,12 @@ def _remat_list_applies(inst: Instance, K: Optional[int]) -> bool:
 
 def remat_head(inst: Instance, K: Optional[int]) -> int:
     """How many entries of :func:`_grid` :func:`list_candidates` runs first (and
-    :func:`remat_list_candidates` may skip): one at ``v >= 2`` (the best ``v = 2`` order,
-    *The v = 2 orders* in docs/synthesis.md: made before the families and the list rules, it
-    is there even when a short limit at ``P = 32`` leaves no time for the remat phase), none
-    at ``v = 1``."""
-    return 1 if inst.v >= 2 and _remat_list_applies(inst, K) else 0
+    :func:`remat_list_candidates` may skip): one, the :data:`REMAT_LIST_HEAD` entry, at
+    ``v >= 2`` from :data:`HEAD_PAIRS` pairs on (made before the families and the list rules,
+    it is there even when a short limit at ``P = 32`` leaves no time for the remat phase),
+    else none."""
+    big = inst.S * inst.m >= HEAD_PAIRS
+    return 1 if big and _head(inst) is not None and _remat_list_applies(inst, K) else 0
 
 
 def _remat_list_one(inst: Instance, K: int, prm: tuple) -> Optional[Candidate]:
