@@ -276,7 +276,8 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
     from ``K`` up (:func:`_cap_order`; count model) or ``byte_caps`` (a bytes budget: caps
     that fit it), until ``deadline`` or ``stop()``; the first valid one is made in any case (a
     short time limit still gets a schedule: each takes milliseconds to a second at the ops
-    limits). A schedule under a cap above ``K`` is fitted by
+    limits). At ``v >= 2`` the first :func:`remat_head` entries of the rematerializing list
+    scheduler's grid come first. A schedule under a cap above ``K`` is fitted by
     :func:`~schedules.remat.fit_memory` (no polish here: :func:`polish_candidates`). Returns
     early once a candidate's makespan is at most ``target`` (a lower bound: optimal).
     ``top``: :func:`free_peak` when the caller has it (else computed here)."""
@@ -297,10 +298,18 @@ def list_candidates(inst: Instance, K: Optional[int], deadline: float,
             top = max(K, v) + CAP_STEPS * v + 1
         caps = _cap_order(K, v, top)
     out: list[Candidate] = []
+    if byte_caps is None:  # v >= 2: the best order of the rematerializing list scheduler first
+        for prm in _grid(inst)[:remat_head(inst, K)]:
+            got = _remat_list_one(inst, K, prm) if K is not None else None
+            if got is not None:
+                out.append(got)
+                if target is not None and got.makespan <= target:
+                    return out
+    head = len(out)  # the list rules still make their first valid schedule in any case
     for cap in caps:
         for name, key in RULES.items():
             for hold in (False, True):
-                if out and (now() > deadline or stop()):
+                if len(out) > head and (now() > deadline or stop()):
                     return out  # one valid schedule at least, whatever the time left
                 try:
                     sched = list_schedule(free, cap=None if cap is None else [cap] * inst.P,
@@ -479,60 +488,137 @@ REMAT_LIST_GRID: dict[str, tuple[tuple, ...]] = {
            (2, 0, 1, None, 0, None), (8, None, 1, None, 0, None), (0, 0, 1, None, 0, None)),
     "v1-split": ((8, None, 3, None, 1, None), (8, None, 1, None, 1, None),
                  (0, None, 1, None, 1, None), (2, 0, 1, None, 2, None)),
-    "v2": ((8, 0, 1, 1, 0, None), (16, None, 1, 2, 0, -2), (8, None, 2, 2, 0, -4),
-           (0, None, 1, 1, 0, 4), (8, None, 1, 2, 0, None), (0, None, 2, 2, 0, None),
+    "v2": ((0, None, 2, None, 0, 0, 1, 0.5), (0, None, 1, 1, 0, 4),
+           (0, None, 2, 1, 0, 0, None, 0), (8, 0, 1, 1, 0, None),
+           (0, None, 2, 2, 0, 0, None, 0.5), (0, None, 2, 2, 0, None),
+           (16, None, 1, 2, 0, -2), (8, None, 2, 2, 0, -4), (8, None, 1, 2, 0, None),
            (2, None, 2, 2, 0, 0)),
-    "v2-split": ((2, None, 2, 2, 1, None), (0, None, 1, 1, 1, 0), (8, None, 2, 2, 1, None)),
+    "v2-split": ((0, None, 2, 1, 1, 0, None, 0), (2, None, 2, 2, 1, None),
+                 (0, None, 2, None, 1, 0, 1, 0), (0, None, 2, 2, 1, 0), (0, None, 2, 2, 0, None),
+                 (0, None, 2, 2, 0, 0, None, 0.5), (8, None, 2, 2, 0, -4),
+                 (16, None, 1, 2, 0, -2), (0, None, 1, 1, 1, 0), (8, None, 2, 2, 1, None)),
 }
 """Parameters of :func:`schedules.generators.remat_list.remat_list_schedule` tried by
 :func:`remat_list_candidates`, in this order: ``(extra window, extra eager or None, lookahead,
-A or None, w_room, extra eager pairs or None)`` over :func:`natural_window` and
-:func:`natural_pairs`. Split instances try their own list first, then the fused one's. The
-best measured on frontier pairs at ``P = 8`` (docs/synthesis.md, *Rematerializing list
+A or None, w_room, extra eager pairs or None[, group, keep_first])`` over
+:func:`natural_window` and :func:`natural_pairs`; ``group``: None, or ``g`` for Megatron's
+looped order in groups of ``g P`` microbatches (its window ``g P`` wider);
+``keep_first``: None, or the share of ``K`` the forwards of a GPU's earlier stages may keep
+(rounded down). Split instances try their own list first, then the fused one's. The best
+measured on frontier pairs at ``P = 8`` (docs/synthesis.md, *Rematerializing list
 scheduler*): at ``v = 1`` a wide window with 1F1B's rhythm (warm-up, then one forward per
-backward), recomputes in the bubbles; at ``v = 2`` interleaved's order (``A = 1, 2``)."""
+backward), recomputes in the bubbles; at ``v = 2`` interleaved's order (``A = 1, 2``). The
+``v = 2`` entries with ``group`` or ``keep_first`` (*The v = 2 orders*): the best of a sweep
+over the orders (looped, ``A = 1, 2, 3``) and the keep limits on 45 frontier pairs at
+``P = 8, 16, 32``; the ``v = 2`` lists are in the greedy order of that sweep (old entries
+included), except that the old first split entry stays second: at ``P = 16, 32`` the remat
+phase has time for one entry after the head, and it is the best at large ``K`` there
+(``P = 16, m = 128`` split ``K = 29``: 1.0013)."""
+
+
+REMAT_LIST_HEAD: dict[tuple[str, bool], tuple] = {
+    ("looped", False): (0, None, 2, None, 0, 0, 1, 0.5),
+    ("looped", True): (0, None, 2, 1, 1, 0, None, 0),
+    ("vshape", True): (0, None, 2, 2, 1, 0),
+}
+"""The first entry of :func:`_grid` at ``v >= 2`` per (placement, split form): the best on the
+large pairs of the sweep (``S m >= HEAD_PAIRS``) where the remat phase has time for one or two
+entries, measured against the families and list rules there (docs/synthesis.md, *The v = 2
+orders*): the looped order keeping half of ``K`` for the earlier chunk (looped, fused),
+``A = 1`` keeping none of it (looped, split), ZB-V's ``A = 2`` (V-shape, split). None at
+V-shape fused, where Hanayo fitted by ``fit_memory`` is better on every large pair."""
+
+HEAD_PAIRS = 2048
+""":func:`remat_head`: the head entry runs first (in :func:`list_candidates`) from ``S m`` this
+many pairs (``P = 16, m = 64`` at ``v = 2``, 0.05-0.1 CPU s per schedule); below, the remat
+phase runs most of the grid within its share anyway."""
+
+
+def _head(inst: Instance) -> Optional[tuple]:
+    """The :data:`REMAT_LIST_HEAD` entry of ``inst`` (None at ``v = 1`` or an explicit
+    placement that is neither named one)."""
+    from schedules.instance import placement_stage_to_rank
+
+    if inst.v < 2 or inst.placement not in ("looped", "vshape") or tuple(
+            inst.stage_to_rank) != placement_stage_to_rank(inst.P, inst.v, inst.placement):
+        return None
+    return REMAT_LIST_HEAD.get((inst.placement, inst.split))
 
 
 def _grid(inst: Instance) -> tuple[tuple, ...]:
     key = "v1" if inst.v == 1 else "v2"
-    return (REMAT_LIST_GRID[key + "-split"] if inst.split else ()) + REMAT_LIST_GRID[key]
+    grid = (REMAT_LIST_GRID[key + "-split"] if inst.split else ()) + REMAT_LIST_GRID[key]
+    head = _head(inst)
+    return tuple(dict.fromkeys(((head,) if head is not None else ()) + grid))
 
 
 def remat_list_candidates(inst: Instance, K: Optional[int], deadline: float,
                           stop=lambda: False, target: Optional[Fraction] = None,
-                          now: Callable[[], float] = time.monotonic) -> list[Candidate]:
+                          now: Callable[[], float] = time.monotonic,
+                          skip: int = 0) -> list[Candidate]:
     """Rematerializing list schedules (:mod:`schedules.generators.remat_list`) of ``inst``
     under ``K`` for the parameters of :data:`REMAT_LIST_GRID` until ``deadline`` on the clock
     ``now`` (the first one in any case); each within ``K`` by construction, validated by
     :func:`check`. Empty when ``K`` is None or the instance has a byte budget, two directions
-    or F&B ops. Returns early at ``target`` (a lower bound)."""
+    or F&B ops. Returns early at ``target`` (a lower bound). ``skip``: the first entries are
+    left out (:func:`remat_head`: :func:`list_candidates` made them)."""
+    if not _remat_list_applies(inst, K):
+        return []
+    out: list[Candidate] = []
+    for prm in _grid(inst)[skip:]:
+        if out and (now() > deadline or stop()):
+            break
+        got = _remat_list_one(inst, K, prm)
+        if got is not None:
+            out.append(got)
+            if target is not None and got.makespan <= target:
+                break
+    return out
+
+
+def _remat_list_applies(inst: Instance, K: Optional[int]) -> bool:
+    """The rematerializing list scheduler applies: a count limit ``K``, one direction, no F&B
+    ops, no byte budget."""
+    return K is not None and inst.directions == 1 and not inst.overlapped and (
+        inst.memory is None or inst.memory.budget is None)
+
+
+def remat_head(inst: Instance, K: Optional[int]) -> int:
+    """How many entries of :func:`_grid` :func:`list_candidates` runs first (and
+    :func:`remat_list_candidates` may skip): one, the :data:`REMAT_LIST_HEAD` entry, at
+    ``v >= 2`` from :data:`HEAD_PAIRS` pairs on (made before the families and the list rules,
+    it is there even when a short limit at ``P = 32`` leaves no time for the remat phase),
+    else none."""
+    big = inst.S * inst.m >= HEAD_PAIRS
+    return 1 if big and _head(inst) is not None and _remat_list_applies(inst, K) else 0
+
+
+def _remat_list_one(inst: Instance, K: int, prm: tuple) -> Optional[Candidate]:
+    """The rematerializing list schedule of ``inst`` for one entry ``prm`` of
+    :data:`REMAT_LIST_GRID`, validated by :func:`check`; None when it fails."""
     from schedules.generators.common import GeneratorError
     from schedules.generators.remat_list import (natural_pairs, natural_window,
                                                  remat_list_schedule)
 
-    if K is None or inst.directions != 1 or inst.overlapped or (
-            inst.memory is not None and inst.memory.budget is not None):
-        return []
     nat = [natural_window(inst, p) for p in range(inst.P)]
     pairs = [natural_pairs(inst, p) for p in range(inst.P)]
-    out: list[Candidate] = []
-    for ex, eg, la, A, wr, ep in _grid(inst):
-        if out and (now() > deadline or stop()):
-            break
-        src = (f"remat-list[w+{ex},eager{'' if eg is None else f'+{eg}'},la={la},"
-               f"A={'S' if A is None else A}{f',wr={wr}' if wr else ''}"
-               f"{'' if ep is None else f',pairs{ep:+d}'}]")
-        try:
-            sched = remat_list_schedule(
-                inst, K, window=[w + ex for w in nat],
-                eager=None if eg is None else [w + eg for w in nat], lookahead=la, A=A,
-                w_room=wr, eager_pairs=None if ep is None else [max(1, w + ep) for w in pairs],
-                source=src)
-        except GeneratorError:
-            continue
-        ms = check(inst, sched)
-        if ms is not None:
-            out.append(Candidate(src, sched, ms))
-            if target is not None and ms <= target:
-                break
-    return out
+    ex, eg, la, A, wr, ep, *more = prm
+    g, share = (tuple(more) + (None, None))[:2]
+    G = None if g is None else g * inst.P
+    kf = None if share is None else int(share * K)
+    src = (f"remat-list[w+{ex},eager{'' if eg is None else f'+{eg}'},la={la},"
+           f"{f'looped={G}' if G is not None else 'A=S' if A is None else f'A={A}'}"
+           f"{f',wr={wr}' if wr else ''}"
+           f"{'' if ep is None else f',pairs{ep:+d}'}"
+           f"{'' if kf is None else f',kf={kf}'}]")
+    try:
+        sched = remat_list_schedule(
+            inst, K, window=[w + ex + (G or 0) for w in nat],
+            eager=None if eg is None else [w + eg for w in nat], lookahead=la,
+            A=None if G is not None else A, w_room=wr,
+            eager_pairs=None if ep is None else [max(1, w + ep) for w in pairs],
+            group=G, keep_first=None if kf is None else [kf] * inst.P, source=src)
+    except GeneratorError:
+        return None
+    ms = check(inst, sched)
+    return None if ms is None else Candidate(src, sched, ms)

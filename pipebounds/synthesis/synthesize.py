@@ -41,8 +41,8 @@ from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
 from .result import SynthesisResult
 from .start import (PATIENCE, POLISH_TOP, Candidate, check, family_candidates, free_peak,
-                    list_candidates, polish_candidates, ranked_families, remat_list_candidates,
-                    searched_candidates)
+                    list_candidates, polish_candidates, ranked_families, remat_head,
+                    remat_list_candidates, searched_candidates)
 from schedules.instance import require_one_direction
 
 
@@ -266,7 +266,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     if K_eff is not None and not in_bytes and not done():
         rl = remat_list_candidates(work, K_eff, now() + REMAT_LIST_SHARE * time_limit,
                                    channel.stop, lb if objective == "makespan" else None,
-                                   now=now)
+                                   now=now, skip=remat_head(work, K_eff))
         methods.append(f"rematerializing list scheduler: {len(rl)} valid parameter sets")
         for c in sorted(rl, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
             offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,

@@ -22,15 +22,22 @@ the GPU waits for the gradient:
   the drain.
 
 Recomputes and the throttle follow one fixed order per GPU, the restriction of a global order
-of the backward ops (key ``A j + (S - 1 - s)``, then ``j``), which is a linear extension of the
-backward chains. Why this never deadlocks, for every ``K >= 1``, ``v``, placement, fused or
-split: forwards never wait for memory; ``R`` ops are issued in that order, so when the first
-unfinished backward in the global order needs its ``R`` no later pair has been recomputed, and
-every kept activation stored after that pair's forward (or while it was still to come) left a
-slot to spare, and no other could be stored since, so a slot is free or a ready ``W`` frees
-one; the throttle admits every microbatch up to ``ceil((S - 1)/A)`` past the GPU's next
-backward, which covers the first unfinished one's forwards. (A last-stage pair whose backward
-is next on its stage may use the spare slot: its backward follows its forward on the same GPU.)
+of the backward ops, which is a linear extension of the backward chains: key ``A j + (S - 1 -
+s)``, then ``j`` (``A = S``: microbatch by microbatch; ``A = 2`` is ZB-V's order on the V-shape
+placement, ``A = 3`` V-half's), or, with ``group = G``, ``(j div G, S - 1 - s, j mod G)``
+(Megatron's looped order at ``G = P``: a group's backwards chunk by chunk down, its forwards,
+keyed ``(j div G, s, j mod G)``, chunk by chunk up). Why this never deadlocks, for every
+``K >= 1``, ``v``, placement, fused or split: forwards never wait for memory; ``R`` ops are
+issued in that order, so when the first unfinished backward in the global order needs its
+``R`` no later pair has been recomputed, and every kept activation stored after that pair's
+forward (or while it was still to come) left a slot to spare, and no other could be stored
+since, so a slot is free or a ready ``W`` frees one (``keep_first``, a lower keep limit for
+the forwards of a GPU's earlier stages, only makes more of them checkpoints, which keeps that
+invariant); the throttle admits every microbatch up to ``ceil((S - 1)/A)`` past the GPU's next
+backward (``G - 1`` in the looped order: the GPU's next backward is in the first unfinished
+one's group or a later one), which covers the first unfinished one's forwards. (A last-stage
+pair whose backward is next on its stage may use the spare slot: its backward follows its
+forward on the same GPU.)
 Memory is counted as MODEL.md does (a kept ``F`` or an ``R`` stores at its start, ``B`` or
 ``W`` releases at its end), so the peak on every GPU is at most ``K``.
 
@@ -76,6 +83,8 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                         keep: Optional[Sequence[int]] = None, A: Optional[int] = None,
                         lookahead: int = 1, eager: Optional[Sequence[int]] = None,
                         w_room: int = 0, eager_pairs: Optional[Sequence[int]] = None,
+                        group: Optional[int] = None,
+                        keep_first: Optional[Sequence[int]] = None,
                         source: str = "") -> Schedule:
     """The rematerializing list schedule of ``inst`` under ``K`` activations per GPU (default
     ``inst.K``; module docstring). ``window[p]``: microbatches admitted past GPU ``p``'s next
@@ -86,7 +95,15 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     pairs in flight (forwards minus backwards started) a forward comes first; ``A``: the order's
     weight of the microbatch against the chain position (default ``S``: microbatch by
     microbatch); ``lookahead``: an ``R`` becomes eligible once the backward ``lookahead``
-    stages up its chain has started. ``split``: the ``I``/``W`` form (default: the instance's).
+    stages up its chain has started. ``keep_first[p]``: the keep limit (as ``keep``) for the
+    forwards of GPU ``p``'s stages other than its last, whose activations live longer (default
+    ``keep``): a low one leaves the slots to the short-lived last chunk and makes the earlier
+    chunks checkpoints. ``group``: Megatron's looped order instead of ``A``'s
+    (microbatches in groups of ``group``, default none; ``P`` is interleaved 1F1B's): the key
+    of a pair is ``(j div group, S - 1 - s, j mod group)`` for its backward and ``(j div group,
+    s, j mod group)`` for its forward, so a GPU runs a group's forwards stage by stage up its
+    chunks and their backwards chunk by chunk down (the window is then at least ``group``).
+    ``split``: the ``I``/``W`` form (default: the instance's).
     """
     if inst.directions != 1 or inst.overlapped:
         raise GeneratorError("the rematerializing list scheduler needs one direction and no F&B "
@@ -110,17 +127,35 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
     gpu = inst.stage_to_rank
     local = [inst.stages_of(p) for p in range(P)]
     entry = [min(st) for st in local]
-    minw = 1 if v == 1 else ceil((S - 1) / A) + 1
+    G = None if group is None else max(1, int(group))
+    if G is None:
+        minw = 1 if v == 1 else ceil((S - 1) / A) + 1
+
+        def bkey(j: int, s: int) -> tuple:
+            return (A * j + S - 1 - s, j)
+
+        def fkey(j: int, s: int) -> tuple:
+            return (A * j + s, j)
+    else:
+        minw = G
+
+        def bkey(j: int, s: int) -> tuple:
+            return (j // G, S - 1 - s, j % G)
+
+        def fkey(j: int, s: int) -> tuple:
+            return (j // G, s, j % G)
     win = [max(minw, natural_window(inst, p) if window is None else int(window[p]))
            for p in range(P)]
     kp = [max(0, min(K, K if keep is None else int(keep[p]))) for p in range(P)]
     lookahead = max(1, int(lookahead))
+    last = [max(st) for st in local]
+    kf = kp if keep_first is None else [min(kp[p], int(keep_first[p])) for p in range(P)]
     eager = None if eager is None else [min(win[p], int(eager[p])) for p in range(P)]
-    # the fixed order of each GPU's pairs: key A j + (S - 1 - s), then j
+    # the fixed order of each GPU's pairs: the restriction of the global order bkey
     order: list[list[tuple[int, int]]] = []
     for p in range(P):
         pairs = [(j, s) for s in local[p] for j in range(m)]
-        pairs.sort(key=lambda js: (A * js[0] + S - 1 - js[1], js[0]))
+        pairs.sort(key=lambda js: bkey(*js))
         order.append(pairs)
     pos = [{s: [0] * m for s in local[p]} for p in range(P)]  # a pair's place in its order
     for p in range(P):
@@ -172,14 +207,14 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                                      and arrived(fend[s - 1][j], s - 1, s) <= now)):
                 if s == entry[p] and j >= jnext + win[p]:
                     continue
-                k = (A * j + s, j)
+                k = fkey(j, s)
                 if key is None or k < key:
                     best, key = make(s, "F", j), k
         return best
 
     def choose(p: int) -> Optional[Op]:
         """The op GPU ``p`` starts at ``now`` (module docstring), None to stay idle."""
-        best, bkey = None, None
+        best, bk = None, None
         jnext = order[p][bptr[p]][0] if bptr[p] < len(order[p]) else m
         e = entry[p]
         if eager and nf[e] < m and nf[e] < jnext + eager[p] and (
@@ -195,9 +230,9 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
             if j < m and ready(fend[s][j]) and (not ckpt[s][j] or ready(rend[s][j])) and (
                     s == S - 1 or (gend[s + 1][j] >= 0
                                    and arrived(gend[s + 1][j], s + 1, s) <= now)):
-                k = (A * j + S - 1 - s, j)
-                if bkey is None or k < bkey:
-                    best, bkey = make(s, grad, j), k
+                k = bkey(j, s)
+                if bk is None or k < bk:
+                    best, bk = make(s, grad, j), k
         if best is not None:
             return best
         want_slot = False
@@ -249,7 +284,8 @@ def remat_list_schedule(inst: Instance, K: Optional[int] = None, split: Optional
                     fend[s][j] = end
                     nf[s] += 1
                     flag = rptr[p] < len(order[p]) and rptr[p] < pos[p][s][j]
-                    keepit = live[p] + 1 + flag <= kp[p] or (
+                    cap = kp[p] if s == last[p] else kf[p]
+                    keepit = live[p] + 1 + flag <= cap or (
                         s == S - 1 and nb[s] == j and live[p] + 1 <= K)
                     if keepit:
                         live[p] += 1
