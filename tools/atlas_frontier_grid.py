@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FRONTIER = ROOT / "data" / "atlas" / "frontier.csv"
 OUT = ROOT / "data" / "atlas" / "frontier_grid.json"
+LEFT = ROOT / "data" / "atlas" / "frontier_after_synthesis.csv"
+OPTIMA_OUT = ROOT / "data" / "atlas" / "frontier_optima_grid.json"
 SAMPLED_FROM = 8
 """From this ``P`` on, the pairs of a ``P`` are in a seeded random order, the strata taken
 round robin (:data:`SHARE` of each per round) so that all are sampled from the start."""
@@ -45,11 +47,35 @@ def instance_object(row: dict) -> dict:
     return obj
 
 
+def optima_grid(max_P: int, time_limit: float) -> int:
+    """Write :data:`OPTIMA_OUT`: the open pairs left after synthesis, ``P <= max_P``."""
+    with open(LEFT, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["why"] == "open" and int(r["P"]) <= max_P]
+    rows.sort(key=lambda r: (int(r["P"]), int(r["m"]), int(r["v"])))
+    instances = [{**instance_object(r), "K": int(r["K"])} for r in rows]
+    grid = {"name": "atlas-frontier-optima",
+            "description": "The open pairs left after synthesis (data/atlas/"
+                           "frontier_after_synthesis.csv) for the solve task; "
+                           "tools/atlas_frontier_grid.py --optima",
+            "instances": instances, "options": {"time_limit": time_limit}}
+    OPTIMA_OUT.write_text(json.dumps(grid, indent=0) + "\n")
+    print(f"{OPTIMA_OUT}: {len(instances)} open pairs with P <= {max_P}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--time-limit", type=float, default=3.0, help="CPU seconds per pair")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds per pair (default 3 CPU s to synthesize; 20 to solve)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--optima", action="store_true",
+                    help="write the solve grid of the open pairs left after synthesis")
+    ap.add_argument("--max-P", type=int, default=4, help="with --optima: the largest P")
     args = ap.parse_args(argv)
+    if args.optima:
+        return optima_grid(args.max_P, 20.0 if args.time_limit is None else args.time_limit)
+    if args.time_limit is None:
+        args.time_limit = 3.0
     with open(FRONTIER, newline="") as fh:
         rows = list(csv.DictReader(fh))
     rng = random.Random(args.seed)

@@ -7,6 +7,9 @@
     python tools/atlas_frontier_grid.py --time-limit 2      # the frontier pairs as a grid
     python -m pipebounds sweep data/atlas/frontier_grid.json --task synthesize \
         --store data/atlas/synthesis.sqlite --executor inprocess --resume
+    python tools/atlas_frontier_grid.py --optima --max-P 4  # the open pairs left, P <= 4
+    python -m pipebounds sweep data/atlas/frontier_optima_grid.json --task solve \
+        --store data/atlas/optima.sqlite --resume         # their optima, where proven
     python tools/make_atlas.py                              # this page
 
 Loading the store checks every row (makespan >= its lower bound, exactly). For each instance and
@@ -248,7 +251,10 @@ def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
             "Why the pairs left (run) are left: `bound weak` (a proven optimum more than 2 % "
             "above the bound: no schedule can close the pair), `schedules weak` (the optimum is "
             "within 2 % of the bound but no schedule found is), `open` (no proven optimum: "
-            "either may hold).", "",
+            "either may hold). The optima are `solve`'s (data/atlas/optima.sqlite: the atlas's "
+            "smallest instances, and the open pairs of P <= 4 left by an earlier synthesize "
+            "sweep, `tools/atlas_frontier_grid.py --optima`, 20 s each) or the synthesis's own "
+            "(its schedule meets the bound, or its exact phase proves it).", "",
             "| P | bound weak | schedules weak | open |", "| --- | --- | --- | --- |"]
     for P_, d in sorted(by_P.items()):
         if d["run"]:

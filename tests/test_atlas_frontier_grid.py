@@ -1,0 +1,55 @@
+"""tools/atlas_frontier_grid.py --optima: the solve grid of the open pairs left after synthesis."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+from pipebounds.sweep.grid import expand, load_grid
+from pipebounds.sweep.tasks import _instance
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = ["P", "m", "v", "placement", "durations", "K", "best_family", "family_makespan",
+          "synthesized", "source", "lower_bound", "gap", "optimum", "why"]
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("atlas_frontier_grid",
+                                                  ROOT / "tools" / "atlas_frontier_grid.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _row(P, m, v, placement, durations, K, why):
+    return [P, m, v, placement, durations, K, "1f1b", 10, 10, "x", 9, 1.1, "", why]
+
+
+def test_optima_grid_keeps_open_pairs_up_to_max_P_smallest_first(tmp_path, monkeypatch):
+    tool = _tool()
+    left, out = tmp_path / "left.csv", tmp_path / "grid.json"
+    with open(left, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(HEADER)
+        w.writerow(_row(4, 16, 2, "vshape", "f=1 b=2", 3, "open"))
+        w.writerow(_row(2, 8, 1, "-", "f=1 b_I=1 b_W=1", 2, "open"))
+        w.writerow(_row(2, 4, 2, "looped", "f=1 b=2", 2, "bound weak"))   # explained: left out
+        w.writerow(_row(8, 8, 1, "-", "f=1 b=1", 2, "open"))               # P > max_P
+        w.writerow(_row(4, 8, 2, "looped", "f=1157/100 b=2353/100", 5, "open"))
+    monkeypatch.setattr(tool, "LEFT", left)
+    monkeypatch.setattr(tool, "OPTIMA_OUT", out)
+    assert tool.optima_grid(4, 7.5) == 0
+    grid = json.loads(out.read_text())
+    assert grid["options"] == {"time_limit": 7.5}
+    got = [(x["P"], x["m"], x["v"], x["K"]) for x in grid["instances"]]
+    assert got == [(2, 8, 1, 2), (4, 8, 2, 5), (4, 16, 2, 3)]
+    assert grid["instances"][0] == {"P": 2, "m": 8, "v": 1, "f": "1", "b_input": "1",
+                                    "b_weight": "1", "K": 2}
+    assert grid["instances"][2]["placement"] == "vshape"
+    # the sweep reads it as a solve grid of the same instances
+    items = expand(load_grid(str(out)), "solve")
+    insts = [_instance(it.params) for it in items]
+    assert [(i.P, i.m, i.v, i.K, i.split) for i in insts] == [
+        (2, 8, 1, 2, True), (4, 8, 2, 5, False), (4, 16, 2, 3, False)]
