@@ -15,8 +15,7 @@ from pipebounds.synthesis.start import _grid, remat_list_candidates
 from schedules import Instance, simulate
 from schedules.generators.common import GeneratorError
 from schedules.generators.remat_list import natural_pairs, natural_window, remat_list_schedule
-from schedules import validate
-from tests.reference_sim import reference_simulate
+from tests.schedule_checks import assert_valid_within_K
 from tests.strategies import instances, scaled
 
 PARAMS = st.fixed_dictionaries({
@@ -46,14 +45,7 @@ def _schedule(inst: Instance, prm: dict):
     lambda i: i.K is not None), PARAMS)
 def test_valid_within_K_reference_and_bound(inst, prm):
     sched = _schedule(inst, prm)  # never stalls: a GeneratorError here fails the test
-    res = simulate(sched)
-    assert res.valid, res.errors[:3]
-    assert not validate(sched)
-    assert max(res.peak_memory) <= inst.K
-    ref = reference_simulate(sched)
-    assert not ref.deadlock and ref.makespan == res.makespan
-    assert max(ref.order_peak) <= inst.K
-    assert res.makespan >= lower_bound(inst).value
+    assert_valid_within_K(sched, inst)
 
 
 @settings(max_examples=scaled(25), deadline=None)
