@@ -823,6 +823,18 @@ def window_fill_failures(lag_extra=0, fresh: Optional[list] = None) -> tuple[int
     return n, fails, equal
 
 
+def window_fill_choice_misses(grid) -> list:
+    """The cases ``(m, f, A, g)`` of ``grid`` where S4's minimum over the candidates of
+    :func:`bounds.single_wave.window_fill_choices` differs from the minimum over every
+    ``0 <= r <= m`` (none: the candidates hold a minimiser)."""
+    from bounds import single_wave as sw
+
+    return [(m_, f_, A, g) for m_, f_, A, g in grid
+            if min(sw._window_fill_twice(m_, r, f_, A, g) for r in range(m_ + 1))
+            != min(sw._window_fill_twice(m_, r, f_, A, g)
+                   for r in sw.window_fill_choices(m_, f_, A, g))]
+
+
 def window_fill_lifted(insts) -> list:
     """``(instance, GPU)`` of the instances where S4 is above every other term of
     :func:`bounds.lower_bound`, with the GPU of S4's maximum."""
@@ -873,17 +885,13 @@ def split_window_fill_valid(ctx: Context) -> CheckResult:
     uses only the relaxation's constraints, so its GPU term is at most ``Ψ_p``); its minimum
     over the candidates of :func:`bounds.single_wave.window_fill_choices` is the minimum over
     every ``r``; a lag one unit too long (the planted error) exceeds a stored optimum."""
-    from bounds import single_wave as sw
     from schedules import Instance
 
     n, fails, equal = window_fill_failures()
     grid = [(m_, f_, A, g) for m_ in range(2, 41) for f_ in (1, 2, 3, Fraction(1, 2))
             for A in (0, 1, 2, 5, Fraction(7, 2)) for g in (-2, 0, 1, 2, 3, Fraction(5, 2))]
-    for m_, f_, A, g in grid:
-        brute = min(sw._window_fill_twice(m_, r, f_, A, g) for r in range(m_ + 1))
-        if brute != min(sw._window_fill_twice(m_, r, f_, A, g)
-                        for r in sw.window_fill_choices(m_, f_, A, g)):
-            fails.append(f"minimum over r missed at m={m_}, f={f_}, A={A}, g={g}")
+    fails += [f"minimum over r missed at m={m_}, f={f_}, A={A}, g={g}"
+              for m_, f_, A, g in window_fill_choice_misses(grid)]
     _, planted, _ = window_fill_failures(lag_extra=1, fresh=[])
     if not planted:
         fails.append("planted error (lag + 1) not caught")

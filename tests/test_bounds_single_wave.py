@@ -269,12 +269,12 @@ def test_single_slot_is_exact_for_two_gpus(m_, f_, b_):
 # --- S4 (split window fill, K = 2; docs/theory.md A.7) ---
 def test_s4_minimum_over_r_is_the_brute_minimum():
     """window_fill_choices holds a minimiser: the candidates give the minimum over every r."""
-    for m_ in range(2, 30):
-        for f_, A, g in itertools.product((1, 2, Fraction(1, 2)), (0, 1, 3, Fraction(5, 2)),
-                                          (-1, 0, 1, 2, 5)):
-            brute = min(sw._window_fill_twice(m_, r, f_, A, g) for r in range(m_ + 1))
-            assert brute == min(sw._window_fill_twice(m_, r, f_, A, g)
-                                for r in sw.window_fill_choices(m_, f_, A, g)), (m_, f_, A, g)
+    from proofs_checks.single_wave import window_fill_choice_misses
+
+    grid = [(m_, f_, A, g) for m_ in range(2, 30)
+            for f_, A, g in itertools.product((1, 2, Fraction(1, 2)), (0, 1, 3, Fraction(5, 2)),
+                                              (-1, 0, 1, 2, 5))]
+    assert window_fill_choice_misses(grid) == []
 
 
 def test_s4_by_hand_and_a_term_of_the_bound():
