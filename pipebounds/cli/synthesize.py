@@ -1,6 +1,6 @@
 """``pipebounds synthesize <instance> [-K N | --budget-bytes X --memory JSON|FILE]
-[--time-limit S] [--objective makespan|span] [--backward] [--seed N] [--progress|--quiet]
-[--json]`` (CLI.md third round, docs/synthesis.md).
+[--time-limit S] [--objective makespan|span] [--backward] [--seed N] [--periodic S]
+[--progress|--quiet] [--json]`` (CLI.md third round, docs/synthesis.md).
 
 A valid schedule under the memory limit, improved until the time limit
 (:func:`pipebounds.synthesis.synthesize`). JSON: ``schedule`` (an orders document),
@@ -10,7 +10,11 @@ or the largest per-GPU span), ``lower_bound``/``lower_bound_exact`` (proven, on 
 more), ``gap``/``gap_exact`` (value / bound, the certified gap), ``status`` (``optimal`` only when
 proven), ``source`` (the method that produced the schedule), ``methods`` (what ran, what was
 skipped and why), ``history`` (``[seconds, value]`` at each improvement), ``objective``,
-``seconds``, ``interrupted``, ``instance``.
+``seconds``, ``interrupted``, ``instance``; with ``--periodic S``, ``periodic`` (the periodic
+template searched first, :func:`pipebounds.search.periodic.best_periodic`, whose unrolled
+schedule the synthesis starts from: ``found``, ``q``, ``period``/``period_exact``,
+``ratio``/``ratio_exact`` (its makespan per microbatch), ``bound_slope_exact``,
+``makespan_exact`` of the unrolled schedule, ``seconds``).
 
 SIGINT and SIGTERM end the run with the best schedule so far (exit 130 or 143).
 """
@@ -22,7 +26,7 @@ import sys
 
 from .common import (CLIError, add_budget_flags, add_instance_flags, exact_string, instance_from_args,
                      memory_limit, number, print_json, quantity)
-from .common import END_SECONDS, check_solvable, whole_flag
+from .common import END_SECONDS, check_solvable, seconds_flag, whole_flag
 from .solve import EXIT_SIGNAL, _Interrupt, _time_limit
 
 DEFAULT_TIME_LIMIT = 60.0
@@ -47,6 +51,11 @@ def register(sub) -> None:
     p.add_argument("--backward", action="store_true",
                    help="the families may also recompute between I and W (split form)")
     p.add_argument("--seed", type=whole_flag("--seed", 0), default=0, help="seed of the neighbourhood choice")
+    p.add_argument("--periodic", type=seconds_flag("--periodic", allow_zero=True), default=0.0,
+                   metavar="S",
+                   help="first spend up to S of the seconds on a periodic template at the "
+                        "bound's slope (CP-SAT) and start from its unrolled schedule: for m "
+                        "much larger than P (default 0: off; needs -K and one direction)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", action="store_true",
                    help="print each improvement to stderr (default when it is a terminal)")
@@ -86,6 +95,36 @@ def _gap_text(gap) -> str:
     return "on the bound" if gap == 1 else f"{percent(gap - 1)} above the bound"
 
 
+def _periodic_start(inst, budget, seconds: float):
+    """``--periodic``: the best periodic template found in ``seconds``
+    (:func:`pipebounds.search.periodic.best_periodic`) unrolled to ``inst.m``, as a synthesis
+    start, and its JSON object."""
+    from fractions import Fraction
+
+    from pipebounds.search.periodic import PeriodicError, best_periodic, bound_slope
+    from schedules.simulate import simulate
+
+    if budget is not None:
+        raise CLIError("--periodic needs the memory limit in activations (-K), not "
+                       "--budget-bytes")
+    try:
+        res = best_periodic(inst, time_limit=seconds)
+        slope, _ = bound_slope(inst)
+    except PeriodicError as exc:
+        raise CLIError(f"--periodic: {exc}") from None
+    out: dict = {"found": res is not None, "bound_slope_exact": exact_string(slope)}
+    if res is None:
+        out["seconds"] = round(seconds, 3)
+        return (), out
+    tpl = res.template
+    sched = tpl.unroll(inst.m)
+    out.update(q=tpl.q, **quantity("period", Fraction(tpl.L, tpl.instance.unit)),
+               **quantity("ratio", tpl.slope),
+               makespan_exact=exact_string(simulate(sched).makespan),
+               seconds=round(res.seconds, 3))
+    return ((sched.source, sched),), out
+
+
 def run(args) -> int:
     from pipebounds.search import Progress
     from pipebounds.synthesis import SynthesisError, synthesize
@@ -105,13 +144,19 @@ def run(args) -> int:
 
         # the limit is the user's wait: the process start-up and the output included
         left = max(0.05, (Deadline.since_start(limit).remaining() or 0.0) - END_SECONDS)
+        start, periodic = (), None
+        if args.periodic > 0:
+            start, periodic = _periodic_start(inst, budget, min(args.periodic, left / 2))
+            left = max(0.05, (Deadline.since_start(limit).remaining() or 0.0) - END_SECONDS)
         try:
             res = synthesize(inst, K=inst.K if budget is None else None, budget_bytes=budget,
                              time_limit=left, objective=args.objective, channel=channel,
-                             seed=args.seed, backward=args.backward)
+                             seed=args.seed, backward=args.backward, start=start)
         except SynthesisError as exc:
             raise CLIError(str(exc)) from None
         r = synthesis_report(res)
+        if periodic is not None:
+            r["periodic"] = periodic
         if args.json:
             print_json(r)
         else:
@@ -121,6 +166,14 @@ def run(args) -> int:
                   f"{r['lower_bound_exact']} ({', '.join(res.binding)})  {_gap_text(res.gap)}"
                   f"  source {res.source}  ({res.seconds:.1f} s)"
                   + ("  [interrupted]" if res.interrupted else ""))
+            if periodic is not None:
+                print("  periodic start: " + (
+                    f"q={periodic['q']} period {periodic['period_exact']} "
+                    f"({periodic['ratio_exact']} per microbatch; the bound's slope "
+                    f"{periodic['bound_slope_exact']}), unrolled {periodic['makespan_exact']}"
+                    if periodic["found"] else
+                    f"none found in {periodic['seconds']} s (the bound's slope "
+                    f"{periodic['bound_slope_exact']})"))
             for p, seq in r["schedule"]["orders"].items():
                 print(f"  GPU {p}: " + " ".join(seq))
         sys.stdout.flush()
