@@ -32,7 +32,8 @@ bound's slope is the optimal one: then ``OPT(m) - LB(m)`` stays bounded as ``m``
 template's ``H + L`` plus the bound's rounding), and what is left at finite ``m`` is the fill
 and the drain. ``status = "infeasible"`` says only that no template with this ``(q, L)`` exists
 in which every op of a microbatch starts at most ``H - L + 1`` after that microbatch's first
-forward (the model's start times lie in ``[0, H]`` after a normalisation that loses no
+forward and every activation is live at most ``H`` (the model's start times and holds lie in
+``[0, H]`` after a normalisation that loses no
 template: each template microbatch is shifted by whole periods so that its first forward starts
 in ``[0, L)``, and the microbatches are renumbered so that those starts increase, the first at
 0).
@@ -248,8 +249,9 @@ def bound_slope(inst: Instance) -> tuple[Fraction, Fraction]:
     The finite difference ``e = (LB(2 M) - LB(M)) / M`` of :func:`bounds.evaluate.lower_bound`
     at the largest ``M`` the instance limits allow (``2 M S <= MAX_PAIRS``). The memory bounds
     are eventually affine in ``m`` up to a bounded term (the rounding of the minimising number of
-    recomputes, at most ``J = 4`` times the longest op), so the true slope lies within
-    ``tol = 2 J / M`` of ``e``; ``s`` is the fraction with the smallest denominator in
+    recomputes); the tolerance takes that term as at most ``J = 4`` times the longest op (true
+    of T2's and S3's forms, a minimum over integer ``r`` of linear terms; assumed, not checked,
+    for the others), so the true slope lies within ``tol = 2 J / M`` of ``e``; ``s`` is the fraction with the smallest denominator in
     ``[e - tol, e + tol]`` (T2's slope ``B + f r*/m`` has the denominator ``K f + (d - 1) B``,
     recovered when it is small), so ``|s - slope| <= 2 tol``. A template whose ratio is below
     ``s - 2 tol`` refutes the bound (it would give, at large ``m``, valid schedules below it).
