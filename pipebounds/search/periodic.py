@@ -251,10 +251,11 @@ def bound_slope(inst: Instance) -> tuple[Fraction, Fraction]:
     are eventually affine in ``m`` up to a bounded term (the rounding of the minimising number of
     recomputes); the tolerance takes that term as at most ``J = 4`` times the longest op (true
     of T2's and S3's forms, a minimum over integer ``r`` of linear terms; assumed, not checked,
-    for the others), so the true slope lies within ``tol = 2 J / M`` of ``e``; ``s`` is the fraction with the smallest denominator in
-    ``[e - tol, e + tol]`` (T2's slope ``B + f r*/m`` has the denominator ``K f + (d - 1) B``,
-    recovered when it is small), so ``|s - slope| <= 2 tol``. A template whose ratio is below
-    ``s - 2 tol`` refutes the bound (it would give, at large ``m``, valid schedules below it).
+    for the others), so the true slope lies within ``tol = 2 J / M`` of ``e``; ``s`` is the
+    fraction with the smallest denominator in ``[e - tol, e + tol]`` (T2's slope
+    ``B + f r*/m`` has the denominator ``K f + (d - 1) B``, recovered when it is small), so
+    ``|s - slope| <= 2 tol``. A template whose ratio is below ``s - 2 tol`` refutes the bound
+    (it would give, at large ``m``, valid schedules below it).
     """
     from bounds.evaluate import lower_bound
     from schedules.limits import MAX_PAIRS
