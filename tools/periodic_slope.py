@@ -34,7 +34,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from bounds.evaluate import lower_bound
-from pipebounds.search.periodic import (bound_slope, candidate_periods, default_horizon,
+from pipebounds.search.periodic import (best_periodic, bound_slope, default_horizon,
                                         periodic_template)
 from schedules import Instance, simulate
 
@@ -58,19 +58,10 @@ def key(spec: dict) -> str:
     return json.dumps(spec, sort_keys=True)
 
 
-def search(inst: Instance, q: int, L: int, time_limit: float, horizons: list[int]):
-    """The template search at each horizon in turn (``chain + h L`` for ``h`` in ``horizons``)
-    until one is not ``unknown``: a shorter horizon restricts the templates but is often found
-    faster. Returns the last result and the list of tries."""
-    tries = []
-    for h in horizons:
-        H = default_horizon(inst, L, h)
-        res = periodic_template(inst, q, L, horizon=H, time_limit=time_limit)
-        tries.append({"q": q, "L": L, "ratio": str(Fraction(L, q * inst.unit)), "horizon": H,
-                      "status": res.status, "seconds": round(res.seconds, 1)})
-        if res.status != "unknown":
-            break
-    return res, tries
+def attempt(inst: Instance, res) -> dict:
+    """One search, as a ``tries`` entry."""
+    return {"q": res.q, "L": res.L, "ratio": str(Fraction(res.L, res.q * inst.unit)),
+            "horizon": res.horizon, "status": res.status, "seconds": round(res.seconds, 1)}
 
 
 def run(spec: dict, time_limit: float, q_max: int, ms: list[int], synth_seconds: float,
@@ -79,24 +70,22 @@ def run(spec: dict, time_limit: float, q_max: int, ms: list[int], synth_seconds:
     s, tol = bound_slope(inst)
     out: dict = {"instance": spec, "bound_slope": str(s), "slope_tolerance": float(2 * tol),
                  "tries": []}
-    cands = candidate_periods(s, inst.unit, q_max)
     below = [(q, math.ceil(q * s * inst.unit) - 1) for q in range(1, q_max + 1)]
     below = [(q, L) for q, L in below if L >= 1]
     if below:  # the largest ratio below the slope
         q, L = max(below, key=lambda c: (Fraction(c[1], c[0]), -c[0]))
-        res, tries = search(inst, q, L, time_limit, horizons[:1])
-        out["below"] = tries[0]
+        res = periodic_template(inst, q, L, horizon=default_horizon(inst, L, horizons[0]),
+                                time_limit=time_limit)
+        out["below"] = attempt(inst, res)
         if res.status == "feasible" and Fraction(L, q * inst.unit) < s - 2 * tol:
             raise AssertionError(f"a periodic template below the bound's slope: {spec} {q} {L}")
-    best = None
-    for q, L in cands:
-        res, tries = search(inst, q, L, time_limit, horizons)
-        out["tries"].extend(tries)
-        for t in tries:
-            print(json.dumps({"instance": spec, **t}), flush=True)
-        if res.template is not None:
-            best = res.template
-            break
+    def log(res) -> None:
+        out["tries"].append(attempt(inst, res))
+        print(json.dumps({"instance": spec, **out["tries"][-1]}), flush=True)
+
+    found = best_periodic(inst, time_limit=math.inf, q_max=q_max, periods=horizons,
+                          per_try=time_limit, slope=s, on_try=log)
+    best = found.template if found is not None else None
     if best is None:
         out["best_ratio"] = None
         return out

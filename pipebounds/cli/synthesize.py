@@ -99,8 +99,6 @@ def _periodic_start(inst, budget, seconds: float):
     """``--periodic``: the best periodic template found in ``seconds``
     (:func:`pipebounds.search.periodic.best_periodic`) unrolled to ``inst.m``, as a synthesis
     start, and its JSON object."""
-    from fractions import Fraction
-
     from pipebounds.search.periodic import PeriodicError, best_periodic, bound_slope
     from schedules.simulate import simulate
 
@@ -108,8 +106,8 @@ def _periodic_start(inst, budget, seconds: float):
         raise CLIError("--periodic needs the memory limit in activations (-K), not "
                        "--budget-bytes")
     try:
-        res = best_periodic(inst, time_limit=seconds)
         slope, _ = bound_slope(inst)
+        res = best_periodic(inst, time_limit=seconds, slope=slope)
     except PeriodicError as exc:
         raise CLIError(f"--periodic: {exc}") from None
     out: dict = {"found": res is not None, "bound_slope_exact": exact_string(slope)}
@@ -118,7 +116,7 @@ def _periodic_start(inst, budget, seconds: float):
         return (), out
     tpl = res.template
     sched = tpl.unroll(inst.m)
-    out.update(q=tpl.q, **quantity("period", Fraction(tpl.L, tpl.instance.unit)),
+    out.update(q=tpl.q, **quantity("period", tpl.period),
                **quantity("ratio", tpl.slope),
                makespan_exact=exact_string(simulate(sched).makespan),
                seconds=round(res.seconds, 3))

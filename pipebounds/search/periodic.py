@@ -59,7 +59,7 @@ import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional
+from typing import Callable, Optional, Sequence
 
 from schedules.errors import InputError
 from schedules.instance import Instance
@@ -87,18 +87,21 @@ class PeriodicTemplate:
     kept: frozenset
 
     @property
+    def period(self) -> Fraction:
+        """The period in time: ``L / unit``."""
+        return Fraction(self.L, self.instance.unit)
+
+    @property
     def slope(self) -> Fraction:
         """Makespan per microbatch of the repetition: ``L / (q * unit)``."""
-        return Fraction(self.L, self.q * self.instance.unit)
-
-    def kinds(self) -> tuple[str, ...]:
-        return ("F", "I", "W") if self.instance.split else ("F", "B")
+        return self.period / self.q
 
     def unroll(self, m: int) -> Schedule:
         """The orders of microbatches ``0..m-1`` of the repetition (module docstring)."""
         if m < 1:
             raise PeriodicError(f"m must be at least 1, got {m}")
         inst = self.instance.with_(m=m)
+        kinds = _kinds(inst)
         events: list[list[tuple[int, Op]]] = [[] for _ in range(inst.P)]
         for n in range(math.ceil(m / self.q)):
             for t in range(self.q):
@@ -107,13 +110,12 @@ class PeriodicTemplate:
                     break
                 for s in range(inst.S):
                     p = inst.gpu(s)
-                    for kind in self.kinds():
+                    for kind in kinds:
                         events[p].append((self.times[t, s, kind] + n * self.L, Op(s, kind, j)))
                     if (t, s) not in self.kept:
                         events[p].append((self.times[t, s, "R"] + n * self.L, Op(s, "R", j)))
         orders = tuple(tuple(op for _, op in sorted(ev, key=lambda e: e[0])) for ev in events)
-        period = Fraction(self.L, inst.unit)
-        return Schedule(inst, orders, source=f"periodic[q={self.q},L={period}]")
+        return Schedule(inst, orders, source=f"periodic[q={self.q},L={self.period}]")
 
 
 @dataclass(frozen=True)
@@ -142,10 +144,16 @@ def _units(inst: Instance, kind: str, s: int) -> int:
     return int(inst.duration_of(kind, s) * inst.unit)
 
 
+def _kinds(inst: Instance) -> tuple[str, ...]:
+    """The ops every pair runs besides a recompute: ``F`` and the backward (``B``, or ``I, W``);
+    the second is the one on the chain."""
+    return ("F", "I", "W") if inst.split else ("F", "B")
+
+
 def default_horizon(inst: Instance, L: int, periods: int = 2) -> int:
     """A microbatch's span allowed in the template: its chain (every forward and every
     input-gradient op, with the delays, and a ``W``) plus ``periods`` periods, in units."""
-    back = "I" if inst.split else "B"
+    back = _kinds(inst)[1]
     c = int(inst.c * inst.unit)
     chain = sum(_units(inst, "F", s) + _units(inst, back, s) for s in range(inst.S))
     hops = sum(inst.gpu(s) != inst.gpu(s + 1) for s in range(inst.S - 1))
@@ -158,18 +166,16 @@ def periodic_template(inst: Instance, q: int, L: int, horizon: Optional[int] = N
     """Search a periodic template with ``q`` microbatches per period ``L`` (in units of
     ``1/inst.unit``) by CP-SAT (module docstring); ``horizon`` in the same units (default
     :func:`default_horizon`)."""
-    from schedules.ortools_import import cp_model as _load
-
-    cp_model = _load()
-
     _check(inst)
     if q < 1 or L < 1:
         raise PeriodicError(f"q and L must be at least 1, got q={q}, L={L}")
+    from schedules.ortools_import import cp_model as _load
+
+    cp_model = _load()
     K = inst.K
     S, split = inst.S, inst.split
-    back = "I" if split else "B"
-    rel = "W" if split else back
-    kinds = ("F", "I", "W") if split else ("F", "B")
+    kinds = _kinds(inst)
+    back, rel = kinds[1], kinds[-1]
     c = int(inst.c * inst.unit)
     H = default_horizon(inst, L) if horizon is None else int(horizon)
     copies = math.ceil(H / L) + 2
@@ -264,8 +270,7 @@ def bound_slope(inst: Instance) -> tuple[Fraction, Fraction]:
     a = lower_bound(inst.with_(m=M)).value
     b = lower_bound(inst.with_(m=2 * M)).value
     e = Fraction(b - a) / M
-    longest = max(max(inst.durations_of(k)) for k in (("F", "I", "W") if inst.split
-                                                      else ("F", "B")))
+    longest = max(max(inst.durations_of(k)) for k in _kinds(inst))
     tol = 2 * 4 * Fraction(longest) / M
     return _simplest_in(max(e - tol, Fraction(1, 10**9)), e + tol), tol
 
@@ -284,21 +289,36 @@ def candidate_periods(slope: Fraction, unit: int, q_max: int = 12) -> list[tuple
 
 
 def best_periodic(inst: Instance, time_limit: float = 10.0, q_max: int = 12,
-                  periods: int = 1, workers: int = 2) -> Optional[PeriodicResult]:
+                  periods: Sequence[int] = (1,), per_try: Optional[float] = None,
+                  workers: int = 2, slope: Optional[Fraction] = None,
+                  on_try: Optional[Callable[[PeriodicResult], None]] = None
+                  ) -> Optional[PeriodicResult]:
     """The first feasible template among :func:`candidate_periods` of the bound's slope
-    (increasing ratio ``L / q``), within ``time_limit`` wall seconds in all, each candidate
-    getting a quarter of the limit (or what is left); the horizon is the chain plus ``periods``
-    periods (:func:`default_horizon`; one is often found faster than two, docs/synthesis.md).
-    None when no candidate is found in the time (an incomplete search: it proves nothing)."""
+    (increasing ratio ``L / q``), within ``time_limit`` wall seconds in all (``math.inf``: no
+    total limit). Each ``(q, L)`` is searched with the horizon of the chain plus ``p`` periods
+    (:func:`default_horizon`) for each ``p`` of ``periods`` in turn while the search is
+    ``unknown`` (a shorter horizon restricts the templates but is often decided faster,
+    docs/synthesis.md), each search getting ``per_try`` seconds (default a quarter of the
+    limit, at least 1) or what is left. ``slope``: the bound's slope when the caller has it
+    (default :func:`bound_slope`); ``on_try`` gets every search's result. None when no
+    candidate is found in the time (an incomplete search: it proves nothing)."""
     _check(inst)
     t0 = time.perf_counter()
-    slope, _ = bound_slope(inst)
+    if slope is None:
+        slope, _ = bound_slope(inst)
+    if per_try is None:
+        per_try = max(1.0, time_limit / 4)
     for q, L in candidate_periods(slope, inst.unit, q_max):
-        left = time_limit - (time.perf_counter() - t0)
-        if left <= 0.05:
-            return None
-        res = periodic_template(inst, q, L, horizon=default_horizon(inst, L, periods),
-                                time_limit=min(left, max(1.0, time_limit / 4)), workers=workers)
-        if res.template is not None:
-            return res
+        for p in periods:
+            left = time_limit - (time.perf_counter() - t0)
+            if left <= 0.05:
+                return None
+            res = periodic_template(inst, q, L, horizon=default_horizon(inst, L, p),
+                                    time_limit=min(left, per_try), workers=workers)
+            if on_try is not None:
+                on_try(res)
+            if res.template is not None:
+                return res
+            if res.status != "unknown":
+                break
     return None
