@@ -155,3 +155,37 @@ def test_cli_synthesize_periodic_start():
 def test_cli_periodic_errors(args, message):
     out = _run("synthesize", "-P", "2", "-m", "4", "-K", "2", "--time-limit", "2", *args)
     assert out.returncode != 0 and message in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("kw,budget,on", [
+    (dict(P=4, m=64, K=3), None, True),            # m = 16 P, K < P: on
+    (dict(P=4, m=63, K=3), None, False),           # m < 16 P
+    (dict(P=4, m=64, K=4), None, False),           # K = v P: memory does not bind
+    (dict(P=16, m=256, K=3), None, False),         # P > 8
+    (dict(P=4, m=64, K=3, directions=2), None, False),  # not covered: off, not an error
+    (dict(P=4, m=64, K=3), 1000, False),           # a byte budget
+    (dict(P=4, m=128, K=7, v=2), None, True),      # v = 2, K < v P
+])
+def test_periodic_auto_decides_where_it_runs(kw, budget, on):
+    """``--periodic auto`` (the default) takes a third of the time on large ``m / P`` with
+    memory binding, and nothing elsewhere; explicit seconds are capped at half."""
+    from pipebounds.cli.synthesize import periodic_seconds
+
+    inst = Instance(**kw)
+    assert periodic_seconds("auto", inst, budget, 30.0) == (10.0 if on else 0.0)
+    assert periodic_seconds(25.0, inst, budget, 30.0) == 15.0
+    assert periodic_seconds(0.0, inst, budget, 30.0) == 0.0
+
+
+def test_cli_periodic_auto_is_the_default():
+    """Without ``--periodic`` a large ``m / P`` instance gets a periodic start (the JSON key),
+    a small one none; ``--periodic 0`` turns it off."""
+    base = ("synthesize", "-P", "2", "-m", "32", "-K", "1", "-f", "1", "-b", "2", "--json",
+            "--quiet", "--time-limit", "9")
+    r = json.loads(_run(*base).stdout)
+    assert r["periodic"]["found"]
+    assert Fraction(r["makespan_exact"]) <= Fraction(r["periodic"]["makespan_exact"])
+    assert "periodic" not in json.loads(_run(*base, "--periodic", "0").stdout)
+    small = json.loads(_run("synthesize", "-P", "2", "-m", "8", "-K", "1", "--json", "--quiet",
+                            "--time-limit", "3").stdout)
+    assert "periodic" not in small

@@ -108,6 +108,21 @@ def test_bad_arguments():
         synthesize(inst, backward=True)
     with pytest.raises(SynthesisError, match="memory model"):
         synthesize(inst.with_(K=None), budget_bytes=3)
+    for bad in (0, 1.5, True):
+        with pytest.raises(SynthesisError, match="workers"):
+            synthesize(inst, workers=bad)
+
+
+def test_exact_phase_on_two_workers():
+    """``workers``: the exact phase's CP-SAT threads (its methods line says so); the result is
+    still a valid schedule within K, never below the bound, optimal here (the list schedules
+    stop above the bound 54, the exact phase proves it)."""
+    inst = Instance(P=2, m=3, K=2, v=2, placement="vshape", f=3, b_I=3, b_W=1)
+    res = synthesize(inst, time_limit=6.0, workers=2)
+    _check(inst, res)
+    assert res.status == "optimal" and res.makespan == 54
+    phase = [x for x in res.methods if x.startswith("exact phase")]
+    assert len(phase) == 1 and "2 workers" in phase[0]
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))

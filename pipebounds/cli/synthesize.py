@@ -1,5 +1,6 @@
 """``pipebounds synthesize <instance> [-K N | --budget-bytes X --memory JSON|FILE]
-[--time-limit S] [--objective makespan|span] [--backward] [--seed N] [--periodic S]
+[--time-limit S] [--objective makespan|span] [--backward] [--seed N] [--workers N]
+[--periodic S|auto]
 [--progress|--quiet] [--json]`` (CLI.md third round, docs/synthesis.md).
 
 A valid schedule under the memory limit, improved until the time limit
@@ -10,7 +11,8 @@ or the largest per-GPU span), ``lower_bound``/``lower_bound_exact`` (proven, on 
 more), ``gap``/``gap_exact`` (value / bound, the certified gap), ``status`` (``optimal`` only when
 proven), ``source`` (the method that produced the schedule), ``methods`` (what ran, what was
 skipped and why), ``history`` (``[seconds, value]`` at each improvement), ``objective``,
-``seconds``, ``interrupted``, ``instance``; with ``--periodic S``, ``periodic`` (the periodic
+``seconds``, ``interrupted``, ``instance``; when a periodic template was searched (``--periodic
+S``, or ``auto`` on large ``m / P``: :func:`periodic_seconds`), ``periodic`` (the periodic
 template searched first, :func:`pipebounds.search.periodic.best_periodic`, whose unrolled
 schedule the synthesis starts from: ``found``, ``q``, ``period``/``period_exact``,
 ``ratio``/``ratio_exact`` (its makespan per microbatch), ``bound_slope_exact``,
@@ -30,6 +32,22 @@ from .common import END_SECONDS, check_solvable, seconds_flag, whole_flag
 from .solve import EXIT_SIGNAL, _Interrupt, _time_limit
 
 DEFAULT_TIME_LIMIT = 60.0
+DEFAULT_WORKERS = 2
+#: ``--periodic auto`` (the default) searches a template only where one was measured to pay
+#: (docs/synthesis.md, *Periodic steady state*): ``m >= AUTO_M_PER_P * P``, ``P <= AUTO_MAX_P``
+#: (CP-SAT found none at ``P = 16`` in 30 s), ``K < v P`` (memory binds) and an instance the
+#: periodic model covers; it then takes a third of the time.
+AUTO_M_PER_P, AUTO_MAX_P, AUTO_SHARE = 16, 8, 1 / 3
+
+
+def _periodic_flag(text: str):
+    """``--periodic``: ``auto`` or seconds (0: off)."""
+    if text == "auto":
+        return text
+    return seconds_flag("--periodic", allow_zero=True)(text)
+
+
+_periodic_flag.__name__ = "--periodic"
 
 
 def register(sub) -> None:
@@ -51,11 +69,15 @@ def register(sub) -> None:
     p.add_argument("--backward", action="store_true",
                    help="the families may also recompute between I and W (split form)")
     p.add_argument("--seed", type=whole_flag("--seed", 0), default=0, help="seed of the neighbourhood choice")
-    p.add_argument("--periodic", type=seconds_flag("--periodic", allow_zero=True), default=0.0,
-                   metavar="S",
-                   help="first spend up to S of the seconds on a periodic template at the "
-                        "bound's slope (CP-SAT) and start from its unrolled schedule: for m "
-                        "much larger than P (default 0: off; needs -K and one direction)")
+    p.add_argument("--workers", type=whole_flag("--workers", 1), default=DEFAULT_WORKERS,
+                   help="CP-SAT threads of the exact phase on small instances (default "
+                        f"{DEFAULT_WORKERS}: the two cores the synthesis is measured on)")
+    p.add_argument("--periodic", type=_periodic_flag, default="auto", metavar="S|auto",
+                   help="first spend up to S of the seconds (at most half) on a periodic "
+                        "template at the bound's slope (CP-SAT) and start from its unrolled "
+                        "schedule, for m much larger than P (needs -K and one direction); "
+                        f"'auto' (default): a third of the time where m >= {AUTO_M_PER_P} P, "
+                        f"P <= {AUTO_MAX_P} and K < v P, else off; 0: off")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", action="store_true",
                    help="print each improvement to stderr (default when it is a terminal)")
@@ -123,6 +145,24 @@ def _periodic_start(inst, budget, seconds: float):
     return ((sched.source, sched),), out
 
 
+def periodic_seconds(flag, inst, budget, left: float) -> float:
+    """Seconds for the periodic template: ``flag`` (``--periodic``) capped at half of ``left``,
+    or for ``auto`` a third of ``left`` on the instances of :data:`AUTO_M_PER_P` and
+    :data:`AUTO_MAX_P` that the periodic model covers (else 0)."""
+    if flag != "auto":
+        return min(flag, left / 2)
+    from pipebounds.search.periodic import PeriodicError, check_covered
+
+    if (budget is not None or inst.K is None or inst.P > AUTO_MAX_P
+            or inst.m < AUTO_M_PER_P * inst.P or inst.K >= inst.v * inst.P):
+        return 0.0
+    try:
+        check_covered(inst)
+    except PeriodicError:
+        return 0.0
+    return left * AUTO_SHARE
+
+
 def run(args) -> int:
     from pipebounds.search import Progress
     from pipebounds.synthesis import SynthesisError, synthesize
@@ -143,13 +183,15 @@ def run(args) -> int:
         # the limit is the user's wait: the process start-up and the output included
         left = max(0.05, (Deadline.since_start(limit).remaining() or 0.0) - END_SECONDS)
         start, periodic = (), None
-        if args.periodic > 0:
-            start, periodic = _periodic_start(inst, budget, min(args.periodic, left / 2))
+        seconds = periodic_seconds(args.periodic, inst, budget, left)
+        if seconds > 0:
+            start, periodic = _periodic_start(inst, budget, seconds)
             left = max(0.05, (Deadline.since_start(limit).remaining() or 0.0) - END_SECONDS)
         try:
             res = synthesize(inst, K=inst.K if budget is None else None, budget_bytes=budget,
                              time_limit=left, objective=args.objective, channel=channel,
-                             seed=args.seed, backward=args.backward, start=start)
+                             seed=args.seed, backward=args.backward, start=start,
+                             workers=args.workers)
         except SynthesisError as exc:
             raise CLIError(str(exc)) from None
         r = synthesis_report(res)

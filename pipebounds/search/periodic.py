@@ -132,7 +132,9 @@ class PeriodicResult:
     template: Optional[PeriodicTemplate] = None
 
 
-def _check(inst: Instance) -> None:
+def check_covered(inst: Instance) -> None:
+    """Raise :class:`PeriodicError` naming why the periodic model does not cover ``inst``
+    (two directions, ``F&B`` ops, a byte model, ``K`` infinite)."""
     if inst.directions != 1 or inst.overlapped:
         raise PeriodicError("periodic templates need one direction and no F&B ops")
     if inst.memory is not None or inst.K is None:
@@ -166,7 +168,7 @@ def periodic_template(inst: Instance, q: int, L: int, horizon: Optional[int] = N
     """Search a periodic template with ``q`` microbatches per period ``L`` (in units of
     ``1/inst.unit``) by CP-SAT (module docstring); ``horizon`` in the same units (default
     :func:`default_horizon`)."""
-    _check(inst)
+    check_covered(inst)
     if q < 1 or L < 1:
         raise PeriodicError(f"q and L must be at least 1, got q={q}, L={L}")
     from schedules.ortools_import import cp_model as _load
@@ -302,7 +304,7 @@ def best_periodic(inst: Instance, time_limit: float = 10.0, q_max: int = 12,
     limit, at least 1) or what is left. ``slope``: the bound's slope when the caller has it
     (default :func:`bound_slope`); ``on_try`` gets every search's result. None when no
     candidate is found in the time (an incomplete search: it proves nothing)."""
-    _check(inst)
+    check_covered(inst)
     t0 = time.perf_counter()
     if slope is None:
         slope, _ = bound_slope(inst)

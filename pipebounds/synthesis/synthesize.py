@@ -7,7 +7,8 @@
    its limit ``K``), all validated; the best is the incumbent,
    so the result is never worse than the best family's.
 2. **Exact phase** (small instances: at most :data:`EXACT_OPS` ops): the full CP-SAT model
-   hinted with the incumbent, for half the remaining time; it may prove the optimum.
+   hinted with the incumbent, for :data:`EXACT_SHARE` of the remaining time on ``workers``
+   threads; it may prove the optimum.
 3. **Large neighbourhood search** (:mod:`pipebounds.synthesis.neighbourhood`): CP-SAT
    re-optimizes a time window of all GPUs, or a wider window of a few GPUs, of the incumbent,
    warm-started from it; a strictly better simulated schedule becomes the incumbent. Windows
@@ -170,7 +171,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                time_limit: float = 60.0, objective: str = "makespan",
                channel: Channel = SILENT, seed: int = 0, backward: bool = False,
                families=None, per_family: Optional[float] = None,
-               start=(), exact: bool = True, clock: str = "wall") -> SynthesisResult:
+               start=(), exact: bool = True, clock: str = "wall",
+               workers: int = 1) -> SynthesisResult:
     """A valid schedule of ``inst`` under ``K`` (default ``inst.K``) or ``budget_bytes`` (with
     ``inst.memory``), improved until ``time_limit`` seconds (module docstring).
 
@@ -187,7 +189,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     seconds) or ``cpu`` (in CPU seconds of this process, ``time.process_time``: a fixed budget
     whatever the machine's load; every phase's deadline is on that clock, the sub-solvers get
     the seconds left as their wall limit, so they never use more CPU). ``seconds`` and
-    ``history`` are on the same clock.
+    ``history`` are on the same clock. ``workers``: CP-SAT threads of the exact phase (the
+    neighbourhoods use one each); on the CPU clock the threads share the budget.
     """
     require_one_direction(inst, "synthesize")
     if clock not in CLOCKS:
@@ -199,6 +202,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                              f"{objective!r}")
     if not time_limit > 0:
         raise SynthesisError(f"time_limit must be positive, got {time_limit!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise SynthesisError(f"workers must be a whole number >= 1, got {workers!r}")
     if backward and not inst.split:
         raise SynthesisError("backward recomputation needs the split form (b_I and b_W)")
     work = _limited(inst, K, budget_bytes)
@@ -315,7 +320,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         runs, statuses = 0, []
         while not done() and until - now() > 0.1:  # restarts: the clock is CPU and the
             runs += 1                                 # wall limit ended the run early
-            res = solve_cpsat(work, time_limit=_wall(clock, until - now()),
+            res = solve_cpsat(work, time_limit=_wall(clock, until - now()), workers=workers,
                               hint=state["best"][0].schedule, channel=_StopOnly(channel),
                               catch_sigint=False, lb_theory=lb,
                               seed=None if runs == 1 else seed + runs,
@@ -331,7 +336,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                 binding = binding + ("solver",)
             if res.status in ("optimal", "infeasible"):
                 break
-        methods.append(f"exact phase (full CP-SAT, {share:.1f} s, {runs} run"
+        methods.append(f"exact phase (full CP-SAT, {share:.1f} s, {workers} worker"
+                       f"{'s' if workers != 1 else ''}, {runs} run"
                        f"{'s' if runs != 1 else ''}): {', '.join(statuses)}")
     elif objective == "makespan" and lns_ok and exact and not small:
         methods.append(f"exact phase skipped: {base_ops} ops > {EXACT_OPS}")
