@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import time
 
 from .common import (CLIError, add_budget_flags, add_instance_flags, exact_string, instance_from_args,
                      memory_limit, number, print_json, quantity)
@@ -117,7 +118,7 @@ def _gap_text(gap) -> str:
     return "on the bound" if gap == 1 else f"{percent(gap - 1)} above the bound"
 
 
-def _periodic_start(inst, budget, seconds: float):
+def _periodic_start(inst, budget, seconds: float, stop=None):
     """``--periodic``: the best periodic template found in ``seconds``
     (:func:`pipebounds.search.periodic.best_periodic`) unrolled to ``inst.m``, as a synthesis
     start, and its JSON object."""
@@ -127,14 +128,15 @@ def _periodic_start(inst, budget, seconds: float):
     if budget is not None:
         raise CLIError("--periodic needs the memory limit in activations (-K), not "
                        "--budget-bytes")
+    t0 = time.perf_counter()
     try:
         slope, _ = bound_slope(inst)
-        res = best_periodic(inst, time_limit=seconds, slope=slope)
+        res = best_periodic(inst, time_limit=seconds, slope=slope, stop=stop)
     except PeriodicError as exc:
         raise CLIError(f"--periodic: {exc}") from None
     out: dict = {"found": res is not None, "bound_slope_exact": exact_string(slope)}
     if res is None:
-        out["seconds"] = round(seconds, 3)
+        out["seconds"] = round(time.perf_counter() - t0, 3)
         return (), out
     tpl = res.template
     sched = tpl.unroll(inst.m)
@@ -185,7 +187,7 @@ def run(args) -> int:
         start, periodic = (), None
         seconds = periodic_seconds(args.periodic, inst, budget, left)
         if seconds > 0:
-            start, periodic = _periodic_start(inst, budget, seconds)
+            start, periodic = _periodic_start(inst, budget, seconds, stop)
             left = max(0.05, (Deadline.since_start(limit).remaining() or 0.0) - END_SECONDS)
         try:
             res = synthesize(inst, K=inst.K if budget is None else None, budget_bytes=budget,

@@ -164,10 +164,13 @@ def default_horizon(inst: Instance, L: int, periods: int = 2) -> int:
 
 
 def periodic_template(inst: Instance, q: int, L: int, horizon: Optional[int] = None,
-                      time_limit: float = 30.0, workers: int = 2) -> PeriodicResult:
+                      time_limit: float = 30.0, workers: int = 2,
+                      stop: Optional[Callable[[], bool]] = None) -> PeriodicResult:
     """Search a periodic template with ``q`` microbatches per period ``L`` (in units of
     ``1/inst.unit``) by CP-SAT (module docstring); ``horizon`` in the same units (default
-    :func:`default_horizon`)."""
+    :func:`default_horizon`). ``stop``: the caller's stop request (a command's signal flag),
+    polled during the search, which then ends ``unknown`` unless a template was found; with it
+    CP-SAT leaves SIGINT to the caller. The caller's SIGINT handler is kept in any case."""
     check_covered(inst)
     if q < 1 or L < 1:
         raise PeriodicError(f"q and L must be at least 1, got q={q}, L={L}")
@@ -225,11 +228,16 @@ def periodic_template(inst: Instance, q: int, L: int, horizon: Optional[int] = N
         M.Add(x[t, 0, "F"] <= L - 1)
         if t + 1 < q:
             M.Add(x[t + 1, 0, "F"] >= x[t, 0, "F"] + f0)
+    from schedules.stopping import keep_sigint, watchdog
+
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = int(workers)
+    if stop is not None:
+        solver.parameters.catch_sigint_signal = False
     t0 = time.perf_counter()
-    st = solver.Solve(M)
+    with keep_sigint(), watchdog(solver.stop_search, stop):
+        st = solver.Solve(M)
     seconds = time.perf_counter() - t0
     if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         times = {k: solver.Value(v) for k, v in x.items() if k[2] != "keep"}
@@ -293,8 +301,8 @@ def candidate_periods(slope: Fraction, unit: int, q_max: int = 12) -> list[tuple
 def best_periodic(inst: Instance, time_limit: float = 10.0, q_max: int = 12,
                   periods: Sequence[int] = (1,), per_try: Optional[float] = None,
                   workers: int = 2, slope: Optional[Fraction] = None,
-                  on_try: Optional[Callable[[PeriodicResult], None]] = None
-                  ) -> Optional[PeriodicResult]:
+                  on_try: Optional[Callable[[PeriodicResult], None]] = None,
+                  stop: Optional[Callable[[], bool]] = None) -> Optional[PeriodicResult]:
     """The first feasible template among :func:`candidate_periods` of the bound's slope
     (increasing ratio ``L / q``), within ``time_limit`` wall seconds in all (``math.inf``: no
     total limit). Each ``(q, L)`` is searched with the horizon of the chain plus ``p`` periods
@@ -302,7 +310,8 @@ def best_periodic(inst: Instance, time_limit: float = 10.0, q_max: int = 12,
     ``unknown`` (a shorter horizon restricts the templates but is often decided faster,
     docs/synthesis.md), each search getting ``per_try`` seconds (default a quarter of the
     limit, at least 1) or what is left. ``slope``: the bound's slope when the caller has it
-    (default :func:`bound_slope`); ``on_try`` gets every search's result. None when no
+    (default :func:`bound_slope`); ``on_try`` gets every search's result; ``stop``: the
+    caller's stop request (:func:`periodic_template`), which ends the loop. None when no
     candidate is found in the time (an incomplete search: it proves nothing)."""
     check_covered(inst)
     t0 = time.perf_counter()
@@ -313,10 +322,10 @@ def best_periodic(inst: Instance, time_limit: float = 10.0, q_max: int = 12,
     for q, L in candidate_periods(slope, inst.unit, q_max):
         for p in periods:
             left = time_limit - (time.perf_counter() - t0)
-            if left <= 0.05:
+            if left <= 0.05 or (stop is not None and stop()):
                 return None
             res = periodic_template(inst, q, L, horizon=default_horizon(inst, L, p),
-                                    time_limit=min(left, per_try), workers=workers)
+                                    time_limit=min(left, per_try), workers=workers, stop=stop)
             if on_try is not None:
                 on_try(res)
             if res.template is not None:
