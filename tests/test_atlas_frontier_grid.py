@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 from pathlib import Path
 
 from pipebounds.sweep.grid import expand, load_grid
 from pipebounds.sweep.tasks import _instance
+
+from tool_module import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = ["P", "m", "v", "placement", "durations", "K", "best_family", "family_makespan",
@@ -16,11 +17,7 @@ HEADER = ["P", "m", "v", "placement", "durations", "K", "best_family", "family_m
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("atlas_frontier_grid",
-                                                  ROOT / "tools" / "atlas_frontier_grid.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("atlas_frontier_grid")
 
 
 def _row(P, m, v, placement, durations, K, why):

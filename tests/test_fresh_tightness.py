@@ -4,7 +4,6 @@ claims exactness where the proven optimum differs, and the check catches a plant
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from fractions import Fraction
 from pathlib import Path
@@ -14,16 +13,14 @@ import pytest
 from bounds import lower_bound
 from schedules import Instance
 
+from tool_module import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "fresh_tightness.jsonl"
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location(
-        "fresh_tightness", ROOT / "tools" / "fresh_tightness.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+    return load_tool("fresh_tightness")
 
 
 def _instance(tool, row) -> Instance:

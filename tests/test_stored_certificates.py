@@ -3,21 +3,19 @@ agrees with `simulate` of the project's own stored schedule (basis certificate).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 from pipebounds.certify.certificates import stored_schedules
 from pipebounds.cli import main
 
+from tool_module import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("ship", ROOT / "tools" / "ship_certificates.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("ship_certificates")
 
 
 def test_the_shipped_file_is_the_tools_output():

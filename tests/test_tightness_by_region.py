@@ -3,22 +3,19 @@ docs/theory.md, on a few rows given to it (the stored data are read by the scrip
 
 from __future__ import annotations
 
-import importlib.util
 from fractions import Fraction
 from pathlib import Path
 
 from bounds import lower_bound
 from schedules import Instance
 
+from tool_module import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location(
-        "tightness_by_region", ROOT / "tools" / "tightness_by_region.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+    return load_tool("tightness_by_region")
 
 
 def test_regions_and_loosest():
