@@ -12,11 +12,12 @@ Draws instances round-robin over six regions, at sizes just past the stored opti
   ``f, b`` in 1..5;
 * ``v1_split``: ``v = 1`` split, ``(P, m)`` in ``3 x 9..12``, ``4 x 7..9``, ``5 x 5..7``,
   ``2 <= K <= P``, ``f, b_I, b_W`` in 1..3;
-* ``k1``: ``K = 1``, ``v`` 1 or 2 (both placements), fused or split, ``P`` 2..5, ``m`` 3..10;
+* ``k1``: ``K = 1``, fused or split, ``v = 1`` with ``P`` 2..5, ``m`` 3..10, or ``v = 2``
+  (both placements) with ``P`` 2..3, ``m`` 3..4;
 * ``mw_finite``: ``v`` 2 (or 3 at ``P = 2``, ``m = 2``), both placements, fused or split,
   ``(P, m)`` in ``2 x 3..6``, ``3 x 2..4``, ``4 x 2..3``, ``2 <= K <= 2 v``;
-* ``hetero``: per-stage ``f_s, b_s`` (or ``b_I,s, b_W,s``) and ``c`` in 0..2, ``v`` 1 or 2,
-  ``P`` 2..4, ``m`` 2..5, ``K`` 1..4;
+* ``hetero``: per-stage ``f_s, b_s`` (or ``b_I,s, b_W,s``) and ``c`` in 0..2, ``K`` 1..4,
+  ``v = 1`` with ``P`` 2..4, ``m`` 2..5, or ``v = 2`` with ``P`` 2..3, ``m`` 2..3;
 * ``backward``: the full model (a backward ``R`` allowed, ``lower_bound(backward_remat=True)``),
   split ``v = 1``, ``P`` 2..4, ``m`` 3..6, ``1 <= K < m``.
 
