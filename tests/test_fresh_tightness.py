@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from bounds import lower_bound
-from schedules import Instance
 
 from tool_module import load_tool
 
@@ -23,17 +22,13 @@ def _tool():
     return load_tool("fresh_tightness")
 
 
-def _instance(tool, row) -> Instance:
-    return Instance.from_dict({k: v for k, v in row.items() if k not in tool.ROW_KEYS})
-
-
 def test_stored_rows_hold_against_todays_bound():
     tool = _tool()
     rows = tool.load(str(DATA))
     assert len(rows) >= 200 and {r["region"] for r in rows} == set(tool.ORDER)
     for row in rows:
         tool.check_stored(row)  # orders re-simulated to opt (raises otherwise)
-        inst = _instance(tool, row)
+        inst = tool.row_instance(row)
         lb = lower_bound(inst, backward_remat=row["model"] == "backward")
         now = {**row, "lb": str(lb.value), "exact": bool(lb.exact)}
         assert tool.violations(now) == [], (row, now)
@@ -67,3 +62,14 @@ def test_draws_are_in_their_region(region):
         first = next(k for k, _, p in tbr.REGIONS if p(inst, model))
         assert first == region, (region, inst.to_dict())
         assert preds[region](inst, model)
+
+
+def test_issue_regions_cover_every_row_once():
+    """The summary's second table (issue 25's regions, with its targets) partitions the rows."""
+    tool = _tool()
+    rows = tool.load(str(DATA))
+    for r in rows:
+        assert sum(pred(r) for _, pred, _ in tool.ISSUE_REGIONS) == 1, r
+    lines, _ = tool.summary(rows)
+    assert sum(line.startswith("| " + label) for line in lines
+               for label, _, _ in tool.ISSUE_REGIONS) == len(tool.ISSUE_REGIONS)

@@ -65,6 +65,7 @@ from schedules.errors import InputError
 from schedules.instance import Instance
 from schedules.ops import Op
 from schedules.schedule import Schedule
+from schedules.stopping import keep_sigint, watchdog
 
 
 class PeriodicError(InputError):
@@ -228,8 +229,6 @@ def periodic_template(inst: Instance, q: int, L: int, horizon: Optional[int] = N
         M.Add(x[t, 0, "F"] <= L - 1)
         if t + 1 < q:
             M.Add(x[t + 1, 0, "F"] >= x[t, 0, "F"] + f0)
-    from schedules.stopping import keep_sigint, watchdog
-
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = int(workers)
