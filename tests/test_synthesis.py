@@ -125,6 +125,24 @@ def test_exact_phase_on_two_workers():
     assert len(phase) == 1 and "2 workers" in phase[0]
 
 
+def test_exact_phase_above_exact_ops_needs_two_workers():
+    """Above ``EXACT_OPS`` (480 ops here) the exact phase runs only with two or more workers
+    (up to ``EXACT_OPS_THREADS``); either way the schedule is valid within K and never below
+    the bound."""
+    from pipebounds.synthesis.synthesize import EXACT_OPS, EXACT_OPS_THREADS
+
+    inst = Instance(P=4, m=20, K=4, v=2, b_I=1, b_W=1)
+    assert EXACT_OPS < inst.S * inst.m * 3 <= EXACT_OPS_THREADS
+    phases = {}
+    for workers in (1, 2):
+        res = synthesize(inst, time_limit=4.0, workers=workers)
+        _check(inst, res)
+        phases[workers] = [x for x in res.methods if x.startswith("exact phase")]
+    assert phases[1] == ["exact phase skipped: 480 ops > 400"]
+    assert len(phases[2]) == 1 and phases[2][0].startswith("exact phase (full CP-SAT")
+    assert "2 workers" in phases[2][0]
+
+
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(P=st.integers(1, 3), m=st.integers(1, 4), K=st.integers(1, 3), v=st.integers(1, 2),
        split=st.booleans(), vshape=st.booleans(), f=st.integers(1, 2), b=st.integers(1, 3))

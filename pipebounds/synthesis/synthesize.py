@@ -6,9 +6,9 @@
    (:mod:`schedules.generators.remat_list`: recomputes decided while scheduling, every GPU at
    its limit ``K``), all validated; the best is the incumbent,
    so the result is never worse than the best family's.
-2. **Exact phase** (small instances: at most :data:`EXACT_OPS` ops): the full CP-SAT model
-   hinted with the incumbent, for :data:`EXACT_SHARE` of the remaining time on ``workers``
-   threads; it may prove the optimum.
+2. **Exact phase** (small instances: at most :data:`EXACT_OPS` ops; with ``workers >= 2``
+   up to :data:`EXACT_OPS_THREADS`): the full CP-SAT model hinted with the incumbent, for
+   :data:`EXACT_SHARE` of the remaining time on ``workers`` threads; it may prove the optimum.
 3. **Large neighbourhood search** (:mod:`pipebounds.synthesis.neighbourhood`): CP-SAT
    re-optimizes a time window of all GPUs, or a wider window of a few GPUs, of the incumbent,
    warm-started from it; a strictly better simulated schedule becomes the incumbent. Windows
@@ -54,6 +54,15 @@ EXACT_OPS = 400
 """Instances with at most this many ops (``F``, ``B`` or ``I``, ``W``; recomputes not counted:
 the model has an optional ``R`` per pair whatever the incumbent) get the exact phase (the full
 CP-SAT model)."""
+EXACT_OPS_THREADS = 2000
+"""With ``workers >= 2`` the exact phase runs on instances of up to this many ops too, after
+the searched rules of a large instance (their share :data:`SEARCH_LARGE` unchanged): CP-SAT's
+second thread is its own neighbourhood search on the full model, which moved incumbents the
+neighbourhoods of :mod:`.neighbourhood` had left (hidden-like set, 60 s wall, two workers:
+``P = 8, m = 32, v = 2`` split ``K = 8``, 1,536 ops, 223 to 222; ``P = 6, m = 16, v = 2`` split,
+576 ops, 274 to 273; the other four open instances of 512-768 ops unchanged; the searched
+rules with the small instances' share and patience instead: 225, worse). One worker keeps
+the neighbourhoods only (the atlas sweep's budget)."""
 EXACT_SHARE = 0.8
 """Share of the time left after the start that the exact phase gets (measured: on instances of
 128-400 ops the full model hinted with the incumbent improves it more per second than the
@@ -190,7 +199,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     whatever the machine's load; every phase's deadline is on that clock, the sub-solvers get
     the seconds left as their wall limit, so they never use more CPU). ``seconds`` and
     ``history`` are on the same clock. ``workers``: CP-SAT threads of the exact phase (the
-    neighbourhoods use one each); on the CPU clock the threads share the budget.
+    neighbourhoods use one each; with two or more the exact phase also runs on instances of up
+    to :data:`EXACT_OPS_THREADS` ops); on the CPU clock the threads share the budget.
     """
     require_one_direction(inst, "synthesize")
     if clock not in CLOCKS:
@@ -279,6 +289,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         cands += rl
     base_ops = work.S * work.m * (3 if work.split else 2)
     small = exact and objective == "makespan" and base_ops <= EXACT_OPS
+    threaded = (exact and objective == "makespan" and not small and workers > 1
+                and base_ops <= EXACT_OPS_THREADS)
     if not in_bytes and not done():
         until = t0 + (SEARCH_SMALL if small else SEARCH_LARGE) * time_limit
         t_search = now()
@@ -312,7 +324,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         methods.append("exact phase and neighbourhoods skipped: the incumbent recomputes "
                        "between I and W, which the CP-SAT model does not represent")
     # 2. exact phase -------------------------------------------------------------------------
-    if lns_ok and small and not done():
+    if lns_ok and (small or threaded) and not done():
         from pipebounds.search.cpsat import solve_cpsat
 
         share = EXACT_SHARE * (deadline - now())
@@ -339,8 +351,10 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         methods.append(f"exact phase (full CP-SAT, {share:.1f} s, {workers} worker"
                        f"{'s' if workers != 1 else ''}, {runs} run"
                        f"{'s' if runs != 1 else ''}): {', '.join(statuses)}")
-    elif objective == "makespan" and lns_ok and exact and not small:
-        methods.append(f"exact phase skipped: {base_ops} ops > {EXACT_OPS}")
+    elif objective == "makespan" and lns_ok and exact and not small and not threaded:
+        methods.append(f"exact phase skipped: {base_ops} ops > {EXACT_OPS}"
+                       + (f" (with {workers} workers: > {EXACT_OPS_THREADS})"
+                          if workers > 1 else ""))
     if exact_lb > lb and state["best"][1] >= exact_lb:
         lb, binding = exact_lb, binding + ("solver",)
     # 3. large neighbourhood search ----------------------------------------------------------
