@@ -135,7 +135,7 @@ def test_exact_phase_above_exact_ops_needs_two_workers():
     assert EXACT_OPS < inst.S * inst.m * 3 <= EXACT_OPS_THREADS
     phases = {}
     for workers in (1, 2):
-        res = synthesize(inst, time_limit=4.0, workers=workers)
+        res = synthesize(inst, time_limit=6.0, workers=workers)
         _check(inst, res)
         phases[workers] = [x for x in res.methods if x.startswith("exact phase")]
     assert phases[1] == ["exact phase skipped: 480 ops > 400"]
