@@ -361,3 +361,16 @@ def test_trusted_op_equals_the_checked_one():
     for args in [(0, "F", 0), (3, "W", 7), (12, "I", 255), (2, "R", 1)]:
         a, b = Op(*args), Op.trusted(*args)
         assert a == b and hash(a) == hash(b) and a.code == b.code and str(a) == str(b)
+
+
+def test_workers_help_names_the_exact_phase_sizes():
+    """The command's ``--workers`` help states the sizes the library uses."""
+    import subprocess
+    import sys
+
+    from pipebounds.synthesis.synthesize import EXACT_OPS, EXACT_OPS_THREADS
+
+    out = subprocess.run([sys.executable, "-m", "pipebounds", "synthesize", "--help"],
+                         capture_output=True, text=True, check=True).stdout
+    text = " ".join(out.split())
+    assert f"at most {EXACT_OPS} ops" in text and f"up to {EXACT_OPS_THREADS} ops" in text

@@ -71,7 +71,8 @@ def register(sub) -> None:
                    help="the families may also recompute between I and W (split form)")
     p.add_argument("--seed", type=whole_flag("--seed", 0), default=0, help="seed of the neighbourhood choice")
     p.add_argument("--workers", type=whole_flag("--workers", 1), default=DEFAULT_WORKERS,
-                   help="CP-SAT threads of the exact phase on small instances (default "
+                   help="CP-SAT threads of the exact phase (instances of at most 400 ops; "
+                        "with 2 or more, up to 2000 ops) (default "
                         f"{DEFAULT_WORKERS}: the two cores the synthesis is measured on)")
     p.add_argument("--periodic", type=_periodic_flag, default="auto", metavar="S|auto",
                    help="first spend up to S of the seconds (at most half) on a periodic "
