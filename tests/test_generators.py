@@ -23,7 +23,7 @@ from schedules.generators.building_block import block_schedule
 from schedules.generators.list_scheduler import list_schedule
 from schedules.generators.vshape_controllable import v_half_memory, v_min_memory
 
-CLI_NAMES = ["gpipe", "1f1b", "interleaved", "looped-bfs", "hanayo", "zb-h1", "zb-h2",
+CLI_NAMES = ["gpipe", "1f1b", "interleaved", "interleaved-short", "looped-bfs", "hanayo", "zb-h1", "zb-h2",
              "zb-2p", "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev", "dualpipev-fb",
              "dualpipe"]
 GRID_P = range(1, 9)
@@ -169,6 +169,27 @@ def test_interleaved_makespan_when_m_at_least_P():
         g = len(rounds_of(P, m)[0])
         assert res.peak_memory == [min(v * m, (v - 1) * g + 2 * (P - 1 - p) + 1)
                                    for p in range(P)], (P, m, v)
+
+
+def test_interleaved_short_matches_interleaved_at_lower_memory():
+    """interleaved-short (warm-up (v-1)g + P-1-p): never slower than interleaved, peak on GPU p
+    min(vm, (v-1)g + P - p); for P | m the makespan is the memory-free bound MW5,
+    (vm + P - 1)(f + b), so it is optimal at every K >= vP (the range the docs claim)."""
+    from bounds import lower_bound
+    from schedules.generators.interleaved import rounds_of
+    for P, v, m, (f, b) in itertools.product(GRID_P, (2, 3), range(1, 4 * max(GRID_P) + 1),
+                                             FUSED[:3] + [(2, 1)]):
+        if m > 4 * P:
+            continue
+        inst = Instance(P=P, m=m, v=v, f=f, b=b)
+        res = simulate(generate("interleaved-short", inst))
+        assert res.valid, (P, m, v, f, b)
+        assert res.makespan <= simulate(generate("interleaved", inst)).makespan, (P, m, v, f, b)
+        g = len(rounds_of(P, m)[0])
+        assert res.peak_memory == [min(v * m, (v - 1) * g + P - p) for p in range(P)]
+        if m % P == 0:
+            assert res.makespan == (v * m + P - 1) * (f + b) == lower_bound(inst).value
+            assert res.makespan == lower_bound(inst.with_(K=v * P)).value, (P, m, v, f, b)
 
 
 def test_interleaved_bubble_larger_when_m_below_P():

@@ -288,9 +288,9 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                                                                        objective))
         cands += rl
     base_ops = work.S * work.m * (3 if work.split else 2)
-    small = exact and objective == "makespan" and base_ops <= EXACT_OPS
-    threaded = (exact and objective == "makespan" and not small and workers > 1
-                and base_ops <= EXACT_OPS_THREADS)
+    exact_ops = EXACT_OPS_THREADS if workers > 1 else EXACT_OPS
+    run_exact = exact and objective == "makespan" and base_ops <= exact_ops
+    small = run_exact and base_ops <= EXACT_OPS
     if not in_bytes and not done():
         until = t0 + (SEARCH_SMALL if small else SEARCH_LARGE) * time_limit
         t_search = now()
@@ -324,7 +324,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         methods.append("exact phase and neighbourhoods skipped: the incumbent recomputes "
                        "between I and W, which the CP-SAT model does not represent")
     # 2. exact phase -------------------------------------------------------------------------
-    if lns_ok and (small or threaded) and not done():
+    if lns_ok and run_exact and not done():
         from pipebounds.search.cpsat import solve_cpsat
 
         share = EXACT_SHARE * (deadline - now())
@@ -351,10 +351,9 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         methods.append(f"exact phase (full CP-SAT, {share:.1f} s, {workers} worker"
                        f"{'s' if workers != 1 else ''}, {runs} run"
                        f"{'s' if runs != 1 else ''}): {', '.join(statuses)}")
-    elif objective == "makespan" and lns_ok and exact and not small and not threaded:
-        methods.append(f"exact phase skipped: {base_ops} ops > {EXACT_OPS}"
-                       + (f" (with {workers} workers: > {EXACT_OPS_THREADS})"
-                          if workers > 1 else ""))
+    elif objective == "makespan" and lns_ok and exact:
+        methods.append(f"exact phase skipped: {base_ops} ops > {exact_ops}"
+                       + (f" (with {workers} workers)" if workers > 1 else ""))
     if exact_lb > lb and state["best"][1] >= exact_lb:
         lb, binding = exact_lb, binding + ("solver",)
     # 3. large neighbourhood search ----------------------------------------------------------

@@ -31,7 +31,7 @@ from .dualpipe import dualpipe
 from .dualpipev import dualpipev, dualpipev_fb
 from .gpipe import gpipe
 from .hanayo import hanayo
-from .interleaved import interleaved
+from .interleaved import interleaved, interleaved_short
 from .looped_bfs import looped_bfs
 from .one_f_one_b import one_f_one_b
 from .vshape_controllable import v_half, v_min
@@ -105,6 +105,10 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               Requires(1, 1)),
     Generator("interleaved", interleaved,
               "Megatron interleaved 1F1B over v looped stages (Narayanan et al. 2021)",
+              Requires(2, None, "looped")),
+    Generator("interleaved-short", interleaved_short,
+              "Interleaved 1F1B with 1F1B's warm-up (v-1)g + P-1-p: interleaved's "
+              "makespan at peak vP (measured)",
               Requires(2, None, "looped")),
     Generator("looped-bfs", looped_bfs,
               "Looped breadth-first: stage by stage, all microbatches (Lamy-Poirier 2023)",
