@@ -372,3 +372,28 @@ def test_workers_help_names_the_exact_phase_sizes(capsys):
         build_parser(("synthesize",)).parse_args(["synthesize", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert f"at most {EXACT_OPS} ops" in text and f"up to {EXACT_OPS_THREADS} ops" in text
+
+
+def test_wave_rule_meets_the_memory_free_bound_on_the_vshape():
+    """The wave rule (docs/synthesis.md, Stop 39): uncapped list schedule of a fused v = 2
+    vshape instance, m >= 2P, f <= b <= 2f: makespan = bounds.lower_bound without a memory
+    limit (so optimal at any K >= its peak), peak at most 3P (4P - 2 at b slightly above
+    2f); and synthesize at such a K
+    returns it as optimal at once."""
+    from bounds import lower_bound
+    from schedules.generators.list_scheduler import list_schedule
+    from pipebounds.synthesis.start import wave_rule
+
+    for P in range(2, 7):
+        for m in range(2 * P, 3 * P + 1):
+            for f, b in ((1, 1), (1, 2), (2, 3), (Fraction(1157, 100), Fraction(2353, 100))):
+                inst = Instance(P=P, m=m, v=2, placement="vshape", f=f, b=b)
+                r = simulate(list_schedule(inst, cap=None, split=False, key=wave_rule(inst)))
+                assert r.valid and r.makespan == lower_bound(inst).value, (P, m, f, b)
+                top = 3 * P if b <= 2 * f else 4 * P - 2
+                assert max(r.peak_memory) <= top, (P, m, f, b)
+    inst = Instance(P=8, m=16, v=2, placement="vshape", f=1, b=2, K=23)
+    res = synthesize(inst, time_limit=10)
+    assert res.status == "optimal" and res.source.startswith("list[wave")
+    assert simulate(schedule_from_document(res.schedule) if isinstance(res.schedule, dict)
+                    else res.schedule).makespan == res.makespan == res.lower_bound
