@@ -23,9 +23,9 @@ from schedules.generators.building_block import block_schedule
 from schedules.generators.list_scheduler import list_schedule
 from schedules.generators.vshape_controllable import v_half_memory, v_min_memory
 
-CLI_NAMES = ["gpipe", "1f1b", "interleaved", "interleaved-short", "looped-bfs", "hanayo", "zb-h1", "zb-h2",
-             "zb-2p", "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev", "dualpipev-fb",
-             "dualpipe"]
+CLI_NAMES = ["gpipe", "1f1b", "interleaved", "interleaved-short", "looped-bfs", "hanayo",
+             "zb-h1", "zb-h2", "zb-2p", "interleaved-zb", "zbv", "v-half", "v-min", "dualpipev",
+             "dualpipev-fb", "dualpipe"]
 GRID_P = range(1, 9)
 GRID_M = range(1, 25)
 

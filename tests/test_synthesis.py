@@ -378,8 +378,7 @@ def test_wave_rule_meets_the_memory_free_bound_on_the_vshape():
     """The wave rule (docs/synthesis.md, Stop 39): uncapped list schedule of a fused v = 2
     vshape instance, m >= 2P, f <= b <= 2f: makespan = bounds.lower_bound without a memory
     limit (so optimal at any K >= its peak), peak at most 3P (4P - 2 at b slightly above
-    2f); and synthesize at such a K
-    returns it as optimal at once."""
+    2f); and synthesize at such a K returns it as optimal at once."""
     from bounds import lower_bound
     from schedules.generators.list_scheduler import list_schedule
     from pipebounds.synthesis.start import wave_rule
@@ -395,5 +394,4 @@ def test_wave_rule_meets_the_memory_free_bound_on_the_vshape():
     inst = Instance(P=8, m=16, v=2, placement="vshape", f=1, b=2, K=23)
     res = synthesize(inst, time_limit=10)
     assert res.status == "optimal" and res.source.startswith("list[wave")
-    assert simulate(schedule_from_document(res.schedule) if isinstance(res.schedule, dict)
-                    else res.schedule).makespan == res.makespan == res.lower_bound
+    assert simulate(res.schedule).makespan == res.makespan == res.lower_bound
