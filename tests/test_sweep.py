@@ -285,3 +285,37 @@ def test_a_row_without_a_version_is_stale_and_other_tasks_are_not_checked(tmp_pa
         store.add("c", "bound", {}, "ok", [{"lower_bound": 3}], 0.1)
         assert store.stale_keys("synthesis_version", "x", "synthesize") == {"a"}
         assert store.stale_keys("synthesis_version", "y", "synthesize") == {"a", "b"}
+
+
+CODE = '''"""Module doc."""
+import math  # used below
+
+
+class Slot:
+    """A slot (doc)."""
+
+    size = 2
+
+
+def area(r):
+    """Area of a disc of radius r (≤ any square's)."""
+    # the formula
+    return math.pi * r * r  # pi r^2
+'''
+
+
+def test_a_documentation_mend_keeps_the_versions_and_a_code_change_does_not():
+    from pipebounds.sweep.store import code_text
+
+    base = code_text(CODE)
+    mended = (CODE.replace("Module doc.", "Module doc, mended.\n\nTwo paragraphs now.")
+              .replace("# used below", "# imported for pi")
+              .replace("(≤ any square's)", "(at most any square's, ≤)")
+              .replace("    # the formula\n", "\n    # the formula, πr²\n\n"))
+    assert code_text(mended) == base
+    for changed in (CODE.replace("size = 2", "size = 3"),
+                    CODE.replace("math.pi * r * r", "math.pi * r"),
+                    CODE.replace("(doc)", "(doc)\"\"\"\n    size = 1\n    \"\"\"more"),
+                    CODE.replace("r * r  # pi r^2", "r * r, '# pi r^2'")):
+        assert code_text(changed) != base, changed
+    assert "#" not in base and "doc" not in base and "math.pi * r * r" in base

@@ -228,8 +228,8 @@ def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
            + ("every pair was run" if complete else
               "a uniform sample of each, as far as the sweep got; the sweep was stopped there")
            + "). Rows carry the "
-           f"synthesis version (a hash of the synthesis, generator, remat, simulator and bound "
-           f"sources); this page uses those of the current one ({now}): "
+           f"synthesis version (a hash of the code of the synthesis, generators, remat, simulator and "
+           f"bounds, comments and docstrings left out); this page uses those of the current one ({now}): "
            f"{sum(d['run'] for d in by_P.values())} pairs; {stale} rows of another version left out. "
            "A pair's best schedule is the "
            "better of the best family (the atlas row) and the synthesized one; the 2 % is against "

@@ -49,14 +49,63 @@ NUMERIC = ("makespan", "lower_bound", "gap", "optimum")
 
 @lru_cache(maxsize=1)
 def theory_version() -> str:
-    """A short hash of the sources of :mod:`bounds` (the formulas every bound comes from)."""
+    """A short hash of the sources of :mod:`bounds` (the formulas every bound comes from), their
+    code only (:func:`code_text`: comments and docstrings left out)."""
     import bounds
 
     h = hashlib.sha256()
     for path in sorted(Path(bounds.__file__).parent.glob("*.py")):
         h.update(path.name.encode())
-        h.update(path.read_bytes())
+        h.update(code_text(path.read_text()).encode())
     return h.hexdigest()[:12]
+
+
+def _chars(line: str, byte_col: int) -> int:
+    """The character column of UTF-8 byte column ``byte_col`` of ``line`` (ast's columns)."""
+    return len(line.encode()[:byte_col].decode())
+
+
+def code_text(source: str) -> str:
+    r"""``source`` without its comments, docstrings and blank lines, trailing spaces cut: what
+    the versions (:func:`theory_version`, :func:`synthesis_version`) hash, so that a mend of the
+    documentation alone leaves the stored results current.
+
+    A docstring is the string literal opening a module, class or function body (``ast``'s
+    positions); it is replaced by ``""`` (the body stays a body). Comments are the tokenizer's
+    ``COMMENT`` tokens. Everything else, including every other string, is kept as written.
+
+    >>> code_text("def f(x):  # the identity\n    'Return x.'\n\n    return x\n")
+    'def f(x):\n    ""\n    return x'
+    """
+    import ast
+    import io
+    import tokenize
+
+    lines = source.splitlines(keepends=True)
+    cuts: list[tuple[int, int, int, int]] = []
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            d = body[0]
+            er = d.end_lineno or d.lineno
+            cuts.append((d.lineno, _chars(lines[d.lineno - 1], d.col_offset), er,
+                         _chars(lines[er - 1], d.end_col_offset or 0)))
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            (r, c), (er, ec) = tok.start, tok.end
+            cuts.append((r, c, er, ec))
+    # Apply from the end so earlier positions stay valid; a comment becomes nothing, a
+    # docstring the empty string literal. (Positions: 1-based rows, 0-based columns in
+    # characters of the line; ast counts columns in UTF-8 bytes, tokenize in characters.)
+    for r, c, er, ec in sorted(cuts, reverse=True):
+        head, tail = lines[r - 1][:c], lines[er - 1][ec:]
+        is_comment = lines[r - 1][c:].startswith("#")
+        lines[r - 1:er] = [head + ("" if is_comment else '""') + tail]
+    kept = (line.rstrip() for line in "".join(lines).splitlines())
+    return "\n".join(line for line in kept if line)
 
 
 SYNTHESIS_SOURCES = ("pipebounds/synthesis", "schedules/generators", "schedules/remat.py",
@@ -68,15 +117,16 @@ synthesis, the list scheduler and the families, the rematerializations and the s
 @lru_cache(maxsize=1)
 def synthesis_version() -> str:
     """A short hash of the sources of :data:`SYNTHESIS_SOURCES` and of :mod:`bounds` (the
-    synthesis reads the bound): rows of the ``synthesize`` task carry it, and a resumed sweep
-    recomputes a row of another version instead of mixing it in (:meth:`Store.stale_keys`)."""
+    synthesis reads the bound), their code only (:func:`code_text`): rows of the ``synthesize``
+    task carry it, and a resumed sweep recomputes a row of another version instead of mixing
+    it in (:meth:`Store.stale_keys`)."""
     root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256(theory_version().encode())
     for src in SYNTHESIS_SOURCES:
         path = root / src
         for f in (sorted(path.rglob("*.py")) if path.is_dir() else [path]):
             h.update(str(f.relative_to(root)).encode())
-            h.update(f.read_bytes())
+            h.update(code_text(f.read_text()).encode())
     return h.hexdigest()[:12]
 
 

@@ -108,7 +108,7 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               Requires(2, None, "looped")),
     Generator("interleaved-short", interleaved_short,
               "Interleaved 1F1B with 1F1B's warm-up (v-1)g + P-1-p: interleaved's "
-              "makespan at peak vP (measured)",
+              "makespan at peak vP without communication delay (measured; slower with c > 0)",
               Requires(2, None, "looped")),
     Generator("looped-bfs", looped_bfs,
               "Looped breadth-first: stage by stage, all microbatches (Lamy-Poirier 2023)",

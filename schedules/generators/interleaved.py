@@ -91,8 +91,9 @@ def interleaved_short(inst: Instance) -> Schedule:
     :func:`interleaved`'s, and for ``P | m`` it is ``(v m + P - 1)(f + b)``, the lower bound
     MW5 without a memory limit, so the schedule is optimal for every ``K >= v P``. Measured
     (not proven) on every ``P <= 8``, ``v <= 3``, ``m <= 4P`` and five ratios ``f : b``, and
-    checked in tests/test_generators.py; Megatron's longer warm-up leaves slack for
-    communication and uneven stages, which this model has only with ``c`` or per-stage costs.
+    checked in tests/test_generators.py. Megatron's longer warm-up leaves slack for
+    communication: with ``c > 0`` this schedule is the slower one on 16 of 18 measured
+    instances (``P = 8, m = 32, v = 2, c = 1``: 339 against 243; docs/schedules.md).
 
     >>> from schedules import Instance, simulate
     >>> r = simulate(interleaved_short(Instance(P=4, m=8, v=2, f=1, b=2)))
