@@ -192,6 +192,60 @@ def test_interleaved_short_matches_interleaved_at_lower_memory():
             assert res.makespan == lower_bound(inst.with_(K=v * P)).value, (P, m, v, f, b)
 
 
+def test_interleaved_grouped_has_no_deadlock_from_half_P_and_smaller_rounds_hold_less():
+    """interleaved_grouped(group): valid for every group in floor(P/2)..P (the documented
+    range), peak min(vm, (v-1)g + P - p), never faster than at a larger group, the group P
+    being interleaved-short itself; below floor(P/2) a clear error."""
+    from schedules.generators.common import GeneratorError
+    from schedules.generators.interleaved import interleaved_grouped, rounds_of
+    for P, v, m in itertools.product(range(2, 10), (2, 3), range(1, 33)):
+        if m > 4 * P:
+            continue
+        inst = Instance(P=P, m=m, v=v, f=1, b=2)
+        last = None
+        for group in range(P, P // 2 - 1, -1):
+            sched = interleaved_grouped(inst, group)
+            res = simulate(sched)
+            assert res.valid, (P, v, m, group)
+            g = len(rounds_of(group, m)[0])
+            assert res.peak_memory == [min(v * m, (v - 1) * g + P - p) for p in range(P)]
+            if group == P:
+                assert sched.orders == generate("interleaved-short", inst).orders
+            else:
+                assert res.makespan >= last, (P, v, m, group)
+            last = res.makespan
+        if P // 2 >= 1:
+            with pytest.raises(GeneratorError, match="floor"):
+                interleaved_grouped(inst, P // 2 - 1 if P // 2 > 1 else 0)
+
+
+def test_interleaved_zb_groups_and_deferrals_have_no_deadlock_and_the_stated_peak():
+    """interleaved_zb(group, deferred): valid for every group in floor(P/2)..P and deferring
+    p, p // 2 or no W on GPU p; peak min(vm, (v-1)g + P - p + deferred[p]); the defaults are
+    torch's order; bad parameters get a clear error."""
+    from schedules.generators.common import GeneratorError
+    from schedules.generators.interleaved import rounds_of
+    from schedules.generators.zero_bubble import interleaved_zb
+    for P, v, m in itertools.product(range(2, 9), (2, 3), range(1, 33)):
+        if m > 4 * P:
+            continue
+        inst = Instance(P=P, m=m, v=v, f=1, b_I=1, b_W=1)
+        assert interleaved_zb(inst, group=P, deferred=list(range(P))).orders == \
+            interleaved_zb(inst).orders
+        for group in range(max(1, P // 2), P + 1):
+            for deferred in (list(range(P)), [p // 2 for p in range(P)], [0] * P):
+                res = simulate(interleaved_zb(inst, group=group, deferred=deferred))
+                assert res.valid, (P, v, m, group, deferred)
+                g = len(rounds_of(group, m)[0])
+                assert res.peak_memory == [min(v * m, (v - 1) * g + P - p + deferred[p])
+                                           for p in range(P)], (P, v, m, group, deferred)
+    inst = Instance(P=8, m=16, v=2, f=1, b_I=1, b_W=1)
+    for kw, word in (({"group": 3}, "floor"), ({"group": 9}, "floor"),
+                     ({"deferred": [1] * 7}, "deferred"), ({"deferred": [-1] * 8}, "deferred")):
+        with pytest.raises(GeneratorError, match=word):
+            interleaved_zb(inst, **kw)
+
+
 def test_interleaved_bubble_larger_when_m_below_P():
     """m < P (one short round): measured (v m + P - 1)(f + b) + (v - 1)(P - m)(f + b)."""
     for P, m, v in itertools.product(GRID_P, GRID_M, (2, 3)):

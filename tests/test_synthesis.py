@@ -395,3 +395,33 @@ def test_wave_rule_meets_the_memory_free_bound_on_the_vshape():
     res = synthesize(inst, time_limit=10)
     assert res.status == "optimal" and res.source.startswith("list[wave")
     assert simulate(res.schedule).makespan == res.makespan == res.lower_bound
+
+
+def test_smaller_rounds_are_candidates_within_K_and_synthesize_keeps_the_best():
+    """grouped_candidates (interleaved-short with rounds of g < P): every candidate valid
+    (project simulator and the reference one) within K, its reported makespan the simulated
+    one, a group no smaller than floor(P/2); synthesize never returns worse than the best of
+    them; nothing when K does not bind below vP or the placement is not looped."""
+    from pipebounds.synthesis.start import grouped_candidates
+
+    inst = Instance(P=8, m=32, v=2, placement="looped", f=1, b=1, K=12)
+    cands = grouped_candidates(inst, 12, float("inf"))
+    assert cands and all("group=" in c.source for c in cands)
+    for c in cands:
+        r = simulate(c.schedule)
+        assert r.valid and max(r.peak_memory) <= 12 and r.makespan == c.makespan, c.source
+        ref = reference_simulate(c.schedule)
+        assert not ref.deadlock and ref.makespan == c.makespan and max(ref.peak) <= 12
+        assert int(c.source.split("group=")[1].split("]")[0]) >= 8 // 2
+    best = min(c.makespan for c in cands)
+    res = synthesize(inst, time_limit=3)
+    assert simulate(res.schedule).valid and res.makespan <= best
+    split = Instance(P=8, m=16, v=2, placement="looped", f=1, b_I=1, b_W=1, K=11)
+    zb = grouped_candidates(split, 11, float("inf"))
+    assert zb and all(c.source.startswith("interleaved-zb[group=") for c in zb)
+    for c in zb:
+        r = simulate(c.schedule)
+        assert r.valid and max(r.peak_memory) <= 11 and r.makespan == c.makespan, c.source
+    assert grouped_candidates(inst.with_(K=16), 16, float("inf")) == []
+    assert grouped_candidates(Instance(P=8, m=32, v=2, placement="vshape", K=12), 12,
+                              float("inf")) == []

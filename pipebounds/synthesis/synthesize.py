@@ -42,8 +42,8 @@ from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
 from .result import SynthesisResult
 from .start import (PATIENCE, POLISH_TOP, Candidate, check, family_candidates, free_peak,
-                    list_candidates, polish_candidates, ranked_families, remat_head,
-                    remat_list_candidates, searched_candidates)
+                    grouped_candidates, list_candidates, polish_candidates, ranked_families,
+                    remat_head, remat_list_candidates, searched_candidates)
 from schedules.instance import require_one_direction
 
 
@@ -257,6 +257,11 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     cands = list_candidates(work, K_eff, t0 + 0.15 * time_limit, byte_caps, channel.stop,
                             lb if objective == "makespan" else None, now=now, top=top)
     methods.append(f"list scheduler: {len(cands)} valid rule/cap combinations")
+    if not in_bytes:
+        grp = grouped_candidates(work, K_eff, t0 + 0.2 * time_limit, channel.stop, now=now)
+        if grp:
+            methods.append(f"interleaved-short with smaller rounds: {len(grp)} valid")
+        cands += grp
     for src, sched in start:
         ms = check(work, sched)
         if ms is not None:

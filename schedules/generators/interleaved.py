@@ -27,6 +27,8 @@ Guarantees (uniform durations, ``c = 0``), checked in tests/test_generators.py: 
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
@@ -56,14 +58,16 @@ def round_sequence(local: tuple[int, ...], rounds: list[range],
     return [(s, j) for group in rounds for s in stages for j in group]
 
 
-def _interleaved_orders(inst: Instance, name: str, lead: int) -> tuple[tuple[Op, ...], ...]:
-    """The rounds' orders with the warm-up ``(v-1) g + lead (P-1-p)`` on GPU ``p``."""
+def _interleaved_orders(inst: Instance, name: str, lead: int, group: Optional[int] = None
+                        ) -> tuple[tuple[Op, ...], ...]:
+    """The rounds' orders with the warm-up ``(v-1) g + lead (P-1-p)`` on GPU ``p``; the rounds
+    are :func:`rounds_of` ``(group, m)`` (``group`` None: ``P``, Megatron's and torch's)."""
     require(inst.v >= 2, name, f"needs v >= 2 stages per GPU, got v={inst.v}; "
                                "use 1f1b for one stage per GPU")
     require(has_placement(inst, "looped"), name,
             f"needs the looped placement, got {inst.placement}")
     P, m, v = inst.P, inst.m, inst.v
-    rounds = rounds_of(P, m)
+    rounds = rounds_of(P if group is None else group, m)
     g = len(rounds[0])
     orders = []
     for p in range(P):
@@ -101,3 +105,31 @@ def interleaved_short(inst: Instance) -> Schedule:
     (Fraction(57, 1), [8, 7, 6, 5])
     """
     return Schedule(inst, _interleaved_orders(inst, "interleaved-short", 1), "interleaved-short")
+
+
+def interleaved_grouped(inst: Instance, group: int) -> Schedule:
+    """:func:`interleaved_short` with rounds of ``group`` microbatches instead of ``P``
+    (Megatron's microbatch group size per virtual stage; :func:`rounds_of` ``(group, m)``, so
+    the first round has ``g >= group`` when ``group`` does not divide ``m``): the warm-up
+    ``(v-1) g + (P-1-p)`` on GPU ``p`` and peak memory ``min(v m, (v-1) g + P - p)``, down to
+    ``(v-1) floor(P/2) + P`` on GPU 0, against ``v P`` at ``group = P`` (the same schedule as
+    :func:`interleaved_short`). A smaller round costs time: the first forward of a round's
+    next local stage waits for the round to come back from GPU ``P - 1``.
+
+    ``group`` must lie in ``floor(P/2) .. P``: below, the warm-up of GPU 0 reaches forwards
+    whose inputs GPU ``P - 1`` sends only after a backward that waits for GPU 0 (a deadlock;
+    measured for every ``group < floor(P/2)`` at ``5 <= P <= 12``, ``v <= 4``, some
+    ``m <= 4P``), and inside the range the schedule has no deadlock (measured on every
+    ``P <= 12``, ``v <= 4``, ``m <= 4P``, checked in tests/test_generators.py).
+
+    >>> from schedules import Instance, simulate
+    >>> r = simulate(interleaved_grouped(Instance(P=4, m=8, v=2, f=1, b=2), 2))
+    >>> r.makespan, r.peak_memory
+    (Fraction(69, 1), [6, 5, 4, 3])
+    """
+    P = inst.P
+    require(not isinstance(group, bool) and isinstance(group, int) and P // 2 <= group <= P,
+            "interleaved-short", f"group must be a whole number from floor(P/2) = {P // 2} to "
+                                 f"P = {P} (smaller rounds deadlock), got {group!r:.40}")
+    name = "interleaved-short" if group == P else f"interleaved-short[group={group}]"
+    return Schedule(inst, _interleaved_orders(inst, name, 1, group), name)

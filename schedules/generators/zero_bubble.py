@@ -35,6 +35,8 @@ and last op, though GPU ``P-1`` cannot start before ``(P-1) f``); it is larger f
 
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
@@ -84,12 +86,27 @@ def _deferred_w_order(fwd, bwd, warmup: int, deferred: int) -> tuple[Op, ...]:
     return tuple(order)
 
 
-def interleaved_zb(inst: Instance) -> Schedule:
+def interleaved_zb(inst: Instance, group: Optional[int] = None,
+                   deferred: Optional[Sequence[int]] = None) -> Schedule:
     """Interleaved zero bubble (``v >= 2``, looped, split): Megatron's interleaved rounds
     (:mod:`schedules.generators.interleaved`) with warm-up ``(v-1) g + (P-1-p)`` forwards, the
     backward split into ``I`` and ``W`` and GPU ``p`` deferring ``p`` of its ``W`` (ZB-H1's
     rule); torch.distributed.pipelining's ``ScheduleInterleavedZeroBubble`` order. For ``v = 1``
-    it is :func:`zb_h1`. Peak memory on GPU ``p``: the warm-up plus one plus ``p`` deferred."""
+    it is :func:`zb_h1`. Peak memory on GPU ``p``: the warm-up plus one plus ``p`` deferred.
+
+    Variants (None: torch's order): ``group``, rounds of that many microbatches instead of
+    ``P`` (:func:`schedules.generators.interleaved.interleaved_grouped`, from ``floor(P/2)``
+    to ``P``: smaller rounds deadlock), and ``deferred``, the number of ``W`` GPU ``p`` defers
+    (a list of ``P`` counts; peak ``(v-1) g + P - p + deferred[p]``). Inside those ranges
+    and with ``deferred[p]`` in ``0 .. p`` no deadlock was found (every ``P <= 10``,
+    ``v <= 3``, ``m <= 4P``, deferring ``p`` or ``p // 2``; tests/test_generators.py).
+
+    >>> from schedules import Instance, simulate
+    >>> inst = Instance(P=4, m=8, v=2, f=1, b_I=1, b_W=1)
+    >>> r = simulate(interleaved_zb(inst, group=2, deferred=[p // 2 for p in range(4)]))
+    >>> r.makespan, r.peak_memory
+    (Fraction(55, 1), [6, 5, 5, 4])
+    """
     from .interleaved import round_sequence, rounds_of
 
     require(inst.v >= 2, "interleaved-zb", f"needs v >= 2 stages per GPU, got v={inst.v}; "
@@ -99,15 +116,28 @@ def interleaved_zb(inst: Instance) -> Schedule:
     require(inst.split, "interleaved-zb",
             "needs split backward durations (--b-input and --b-weight)")
     P, m, v = inst.P, inst.m, inst.v
-    rounds = rounds_of(P, m)
+    require(group is None or (not isinstance(group, bool) and isinstance(group, int)
+                              and P // 2 <= group <= P), "interleaved-zb",
+            f"group must be a whole number from floor(P/2) = {P // 2} to P = {P} (smaller "
+            f"rounds deadlock), got {group!r:.40}")
+    counts = list(range(P)) if deferred is None else list(deferred)
+    require(len(counts) == P and all(not isinstance(d, bool) and isinstance(d, int) and d >= 0
+                                     for d in counts), "interleaved-zb",
+            f"deferred must be {P} whole numbers >= 0 (one per GPU), got {deferred!r:.60}")
+    rounds = rounds_of(P if group is None else group, m)
     g = len(rounds[0])
     orders = []
     for p in range(P):
         local = inst.stages_of(p)
         orders.append(_deferred_w_order(round_sequence(local, rounds),
                                         round_sequence(local, rounds, reverse=True),
-                                        warmup=(v - 1) * g + P - 1 - p, deferred=p))
-    return Schedule(inst, tuple(orders), "interleaved-zb")
+                                        warmup=(v - 1) * g + P - 1 - p, deferred=counts[p]))
+    name = "interleaved-zb"
+    if group is not None or deferred is not None:
+        parts = ([] if group is None else [f"group={group}"]) + (
+            [] if deferred is None else ["deferred=" + ",".join(map(str, counts))])
+        name += "[" + ";".join(parts) + "]"
+    return Schedule(inst, tuple(orders), name)
 
 
 def zb_h2(inst: Instance) -> Schedule:
