@@ -260,7 +260,8 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     if not in_bytes:
         grp = grouped_candidates(work, K_eff, t0 + 0.2 * time_limit, channel.stop, now=now)
         if grp:
-            methods.append(f"interleaved-short with smaller rounds: {len(grp)} valid")
+            methods.append(f"interleaved schedules with rounds of g microbatches: {len(grp)} "
+                           f"valid ({', '.join(c.source for c in grp)})")
         cands += grp
     for src, sched in start:
         ms = check(work, sched)

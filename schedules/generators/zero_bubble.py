@@ -134,8 +134,10 @@ def interleaved_zb(inst: Instance, group: Optional[int] = None,
                                         warmup=(v - 1) * g + P - 1 - p, deferred=counts[p]))
     name = "interleaved-zb"
     if group is not None or deferred is not None:
+        named = {tuple(range(P)): "p", tuple(p // 2 for p in range(P)): "p//2"}
         parts = ([] if group is None else [f"group={group}"]) + (
-            [] if deferred is None else ["deferred=" + ",".join(map(str, counts))])
+            [] if deferred is None else
+            ["deferred=" + named.get(tuple(counts), ",".join(map(str, counts)))])
         name += "[" + ";".join(parts) + "]"
     return Schedule(inst, tuple(orders), name)
 
