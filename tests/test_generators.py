@@ -193,17 +193,18 @@ def test_interleaved_short_matches_interleaved_at_lower_memory():
 
 
 def test_interleaved_grouped_has_no_deadlock_from_half_P_and_smaller_rounds_hold_less():
-    """interleaved_grouped(group): valid for every group in floor(P/2)..P (the documented
-    range), peak min(vm, (v-1)g + P - p), never faster than at a larger group, the group P
-    being interleaved-short itself; below floor(P/2) a clear error."""
+    """interleaved_grouped(group): valid for every group in max(1, floor(P/2))..P (the
+    documented range), peak min(vm, (v-1)g + P - p), never faster than at a larger group, the
+    group P being interleaved-short itself; outside the range a clear error."""
     from schedules.generators.common import GeneratorError
     from schedules.generators.interleaved import interleaved_grouped, rounds_of
-    for P, v, m in itertools.product(range(2, 10), (2, 3), range(1, 33)):
+    for P, v, m in itertools.product(range(1, 10), (2, 3), range(1, 33)):
         if m > 4 * P:
             continue
         inst = Instance(P=P, m=m, v=v, f=1, b=2)
         last = None
-        for group in range(P, P // 2 - 1, -1):
+        low = max(1, P // 2)
+        for group in range(P, low - 1, -1):
             sched = interleaved_grouped(inst, group)
             res = simulate(sched)
             assert res.valid, (P, v, m, group)
@@ -214,9 +215,9 @@ def test_interleaved_grouped_has_no_deadlock_from_half_P_and_smaller_rounds_hold
             else:
                 assert res.makespan >= last, (P, v, m, group)
             last = res.makespan
-        if P // 2 >= 1:
+        for bad in (low - 1, P + 1):
             with pytest.raises(GeneratorError, match="floor"):
-                interleaved_grouped(inst, P // 2 - 1 if P // 2 > 1 else 0)
+                interleaved_grouped(inst, bad)
 
 
 def test_interleaved_zb_groups_and_deferrals_have_no_deadlock_and_the_stated_peak():
@@ -240,6 +241,8 @@ def test_interleaved_zb_groups_and_deferrals_have_no_deadlock_and_the_stated_pea
                 assert res.peak_memory == [min(v * m, (v - 1) * g + P - p + deferred[p])
                                            for p in range(P)], (P, v, m, group, deferred)
     inst = Instance(P=8, m=16, v=2, f=1, b_I=1, b_W=1)
+    with pytest.raises(GeneratorError, match="floor"):
+        interleaved_zb(Instance(P=1, m=2, v=2, f=1, b_I=1, b_W=1), group=0)
     for kw, word in (({"group": 3}, "floor"), ({"group": 9}, "floor"),
                      ({"deferred": [1] * 7}, "deferred"), ({"deferred": [-1] * 8}, "deferred")):
         with pytest.raises(GeneratorError, match=word):

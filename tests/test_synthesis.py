@@ -422,6 +422,8 @@ def test_smaller_rounds_are_candidates_within_K_and_synthesize_keeps_the_best():
     for c in zb:
         r = simulate(c.schedule)
         assert r.valid and max(r.peak_memory) <= 11 and r.makespan == c.makespan, c.source
+    one = Instance(P=1, m=4, v=2, placement="looped", f=1, b=1, K=1)
+    assert all(simulate(c.schedule).valid for c in grouped_candidates(one, 1, float("inf")))
     assert grouped_candidates(inst.with_(K=16), 16, float("inf")) == []
     assert grouped_candidates(Instance(P=8, m=32, v=2, placement="vshape", K=12), 12,
                               float("inf")) == []

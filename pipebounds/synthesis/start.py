@@ -367,7 +367,7 @@ def grouped_candidates(inst: Instance, K: Optional[int], deadline: float,
             or not has_placement(inst, "looped") or K >= v * P):
         return []
     free = inst.with_(K=None, memory=None)
-    g0 = min(P, max(P // 2, (K - P) // (v - 1)))
+    g0 = min(P, max(1, P // 2, (K - P) // (v - 1)))
     half = [p // 2 for p in range(P)]
     out: list[Candidate] = []
     for g in range(g0, min(P + (1 if inst.split else 0), g0 + GROUPS)):

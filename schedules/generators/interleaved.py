@@ -116,7 +116,7 @@ def interleaved_grouped(inst: Instance, group: int) -> Schedule:
     :func:`interleaved_short`). A smaller round costs time: the first forward of a round's
     next local stage waits for the round to come back from GPU ``P - 1``.
 
-    ``group`` must lie in ``floor(P/2) .. P``: below, the warm-up of GPU 0 reaches forwards
+    ``group`` must lie in ``max(1, floor(P/2)) .. P``: below, the warm-up of GPU 0 reaches forwards
     whose inputs GPU ``P - 1`` sends only after a backward that waits for GPU 0 (a deadlock;
     measured for every ``group < floor(P/2)`` at ``5 <= P <= 12``, ``v <= 4``, some
     ``m <= 4P``), and inside the range the schedule has no deadlock (measured on every
@@ -128,8 +128,9 @@ def interleaved_grouped(inst: Instance, group: int) -> Schedule:
     (Fraction(69, 1), [6, 5, 4, 3])
     """
     P = inst.P
-    require(not isinstance(group, bool) and isinstance(group, int) and P // 2 <= group <= P,
-            "interleaved-short", f"group must be a whole number from floor(P/2) = {P // 2} to "
-                                 f"P = {P} (smaller rounds deadlock), got {group!r:.40}")
+    low = max(1, P // 2)
+    require(not isinstance(group, bool) and isinstance(group, int) and low <= group <= P,
+            "interleaved-short", f"group must be a whole number from max(1, floor(P/2)) = {low} "
+                                 f"to P = {P} (smaller rounds deadlock), got {group!r:.40}")
     name = "interleaved-short" if group == P else f"interleaved-short[group={group}]"
     return Schedule(inst, _interleaved_orders(inst, name, 1, group), name)

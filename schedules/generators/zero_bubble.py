@@ -116,10 +116,11 @@ def interleaved_zb(inst: Instance, group: Optional[int] = None,
     require(inst.split, "interleaved-zb",
             "needs split backward durations (--b-input and --b-weight)")
     P, m, v = inst.P, inst.m, inst.v
+    low = max(1, P // 2)
     require(group is None or (not isinstance(group, bool) and isinstance(group, int)
-                              and P // 2 <= group <= P), "interleaved-zb",
-            f"group must be a whole number from floor(P/2) = {P // 2} to P = {P} (smaller "
-            f"rounds deadlock), got {group!r:.40}")
+                              and low <= group <= P), "interleaved-zb",
+            f"group must be a whole number from max(1, floor(P/2)) = {low} to P = {P} "
+            f"(smaller rounds deadlock), got {group!r:.40}")
     counts = list(range(P)) if deferred is None else list(deferred)
     require(len(counts) == P and all(not isinstance(d, bool) and isinstance(d, int) and d >= 0
                                      for d in counts), "interleaved-zb",
