@@ -427,3 +427,34 @@ def test_smaller_rounds_are_candidates_within_K_and_synthesize_keeps_the_best():
     assert grouped_candidates(inst.with_(K=16), 16, float("inf")) == []
     assert grouped_candidates(Instance(P=8, m=32, v=2, placement="vshape", K=12), 12,
                               float("inf")) == []
+
+
+def test_building_blocks_are_candidates_within_K_and_synthesize_keeps_the_best():
+    """block_candidates (the fused V-shape block and list schedules ranked by its times):
+    every candidate valid (project simulator and the reference one) within K, its reported
+    makespan the simulated one; the block itself with no recompute once K reaches its peak,
+    and synthesize never worse than the best of them; nothing on looped or split instances or
+    without K."""
+    from pipebounds.synthesis.start import block_candidates
+    from schedules.generators.building_block import block_schedule
+
+    inst = Instance(P=8, m=64, v=2, placement="vshape", f=1, b=1, K=10)
+    peak = max(simulate(block_schedule(inst.with_(K=None))).peak_memory)
+    cands = block_candidates(inst, 10, float("inf"))
+    assert [c.source for c in cands][:2] == ["block", "list[block,cap=26]+remat(K=10)"]
+    for c in cands:
+        r = simulate(c.schedule)
+        assert r.valid and max(r.peak_memory) <= 10 and r.makespan == c.makespan, c.source
+        ref = reference_simulate(c.schedule)
+        assert not ref.deadlock and ref.makespan == c.makespan and max(ref.peak) <= 10
+    assert peak <= 10 and not any(op.kind == "R" for seq in cands[0].schedule.orders
+                                  for op in seq)
+    tight = block_candidates(inst.with_(K=5), 5, float("inf"))
+    assert tight and all(simulate(c.schedule).valid and max(simulate(c.schedule).peak_memory)
+                         <= 5 for c in tight)
+    res = synthesize(inst, time_limit=3)
+    assert simulate(res.schedule).valid and res.makespan <= min(c.makespan for c in cands)
+    assert block_candidates(inst.with_(placement="looped"), 10, float("inf")) == []
+    assert block_candidates(Instance(P=8, m=64, v=2, placement="vshape", b_I=1, b_W=1,
+                                     K=10), 10, float("inf")) == []
+    assert block_candidates(inst.with_(K=None), None, float("inf")) == []

@@ -41,9 +41,10 @@ from schedules.simulate import simulate
 from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
 from .result import SynthesisResult
-from .start import (PATIENCE, POLISH_TOP, Candidate, check, family_candidates, free_peak,
-                    grouped_candidates, list_candidates, polish_candidates, ranked_families,
-                    remat_head, remat_list_candidates, searched_candidates)
+from .start import (PATIENCE, POLISH_TOP, Candidate, block_candidates, check,
+                    family_candidates, free_peak, grouped_candidates, list_candidates,
+                    polish_candidates, ranked_families, remat_head, remat_list_candidates,
+                    searched_candidates)
 from schedules.instance import require_one_direction
 
 
@@ -263,6 +264,11 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
             methods.append(f"interleaved schedules with rounds of g microbatches: {len(grp)} "
                            f"valid ({', '.join(c.source for c in grp)})")
         cands += grp
+        blk = block_candidates(work, K_eff, t0 + 0.25 * time_limit, channel.stop, now=now)
+        if blk:
+            methods.append(f"building blocks: {len(blk)} valid "
+                           f"({', '.join(c.source for c in blk)})")
+        cands += blk
     for src, sched in start:
         ms = check(work, sched)
         if ms is not None:

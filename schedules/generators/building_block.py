@@ -35,13 +35,17 @@ from ..schedule import Schedule
 Gap = Optional[Callable[[int], int]]
 
 
-def block_schedule(inst: Instance, forward_gap: Gap = None, backward_gap: Gap = None,
-                   split: Optional[bool] = None, source: str = "") -> Schedule:
-    """The repeated greedy block of ``inst`` (see the module docstring).
+def block_times(inst: Instance, forward_gap: Gap = None, backward_gap: Gap = None,
+                split: Optional[bool] = None) -> tuple[dict[tuple[int, str], int], int]:
+    """The greedy block of ``inst`` (see the module docstring): ``(start, period)``, the start
+    of every op ``(stage, kind)`` of microbatch 0 and the period ``T``, in units of
+    ``1/inst.unit``. Microbatch ``j``'s op starts at ``start[stage, kind] + j T`` in the
+    repeated block. Arguments as in :func:`block_schedule`.
 
-    ``forward_gap(s)``: extra idle time units (of ``1/inst.unit``) before ``F(0,s)``, ``s >= 1``;
-    ``backward_gap(s)``: the same before the input-gradient op of stage ``s < S-1``.
-    ``split`` defaults to ``inst.split``.
+    >>> from schedules import Instance
+    >>> start, T = block_times(Instance(P=2, m=4, v=2, placement="vshape"))
+    >>> T, [start[s, "F"] for s in range(4)]
+    (6, [0, 1, 2, 3])
     """
     split = inst.split if split is None else split
     P, u = inst.P, inst.unit
@@ -53,8 +57,20 @@ def block_schedule(inst: Instance, forward_gap: Gap = None, backward_gap: Gap = 
     while True:
         start = _block(inst, d, period, split, forward_gap, backward_gap)
         if start is not None:
-            break
+            return start, period
         period += 1  # the ops do not tile the period: allow an idle unit per period
+
+
+def block_schedule(inst: Instance, forward_gap: Gap = None, backward_gap: Gap = None,
+                   split: Optional[bool] = None, source: str = "") -> Schedule:
+    """The repeated greedy block of ``inst`` (see the module docstring).
+
+    ``forward_gap(s)``: extra idle time units (of ``1/inst.unit``) before ``F(0,s)``, ``s >= 1``;
+    ``backward_gap(s)``: the same before the input-gradient op of stage ``s < S-1``.
+    ``split`` defaults to ``inst.split``.
+    """
+    start, period = block_times(inst, forward_gap, backward_gap, split)
+    P = inst.P
     timed = sorted(((t0 + j * period, inst.gpu(s), Op(s, k, j))
                     for j in range(inst.m) for (s, k), t0 in start.items()),
                    key=lambda x: x[0])
