@@ -397,9 +397,10 @@ def block_candidates(inst: Instance, K: Optional[int], deadline: float,
 
     The block (:func:`schedules.generators.building_block.block_schedule` with no gaps: each
     op of microbatch 0 as early as its predecessor and the period ``T = 2 (f + b)`` allow,
-    microbatch ``j`` shifted by ``j T``) holds ``P + 2`` activations on a GPU at ``P = 8, 16,
-    32``, ``f = b``, and takes ``T m + 2 S - 2``: the steady state at full rate, a fill and
-    drain of one round trip. Then :func:`~schedules.generators.list_scheduler.list_schedule`
+    microbatch ``j`` shifted by ``j T``) holds ``P + 2`` activations on a GPU and takes ``T m +
+    2 S - 2`` at ``f = b = 1`` (measured, ``P = 2 .. 32``, ``m = 8P``): the steady state at full
+    rate, a fill and drain of one round trip; more memory with ``b > f`` (peaks 12, 22, 44 at
+    ``P = 8, 16, 32``, ``f = 1, b = 2``), the period growing where the ops do not tile it. Then :func:`~schedules.generators.list_scheduler.list_schedule`
     with the key ``start(s, k) + j T`` (the op's time in the repeated block) under the caps
     ``max(K, v) + d``, ``d`` in :data:`BLOCK_CAPS`: with room above the block's peak it runs
     forwards into the fill's idle time. Each is fitted to ``K`` by
