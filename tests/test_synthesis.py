@@ -395,6 +395,10 @@ def test_wave_rule_meets_the_memory_free_bound_on_the_vshape():
     res = synthesize(inst, time_limit=10)
     assert res.status == "optimal" and res.source.startswith("list[wave")
     assert simulate(res.schedule).makespan == res.makespan == res.lower_bound
+    # met at once on an instance the exact phase would take: it is not said to be too large
+    small = synthesize(Instance(P=2, m=4, v=2, placement="vshape", f=1, b=2), time_limit=5)
+    assert small.status == "optimal"
+    assert not any(x.startswith("exact phase skipped") for x in small.methods), small.methods
 
 
 def test_smaller_rounds_are_candidates_within_K_and_synthesize_keeps_the_best():

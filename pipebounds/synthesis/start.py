@@ -400,10 +400,11 @@ def block_candidates(inst: Instance, K: Optional[int], deadline: float,
     microbatch ``j`` shifted by ``j T``) holds ``P + 2`` activations on a GPU and takes ``T m +
     2 S - 2`` at ``f = b = 1`` (measured, ``P = 2 .. 32``, ``m = 8P``): the steady state at full
     rate, a fill and drain of one round trip; more memory with ``b > f`` (peaks 12, 22, 44 at
-    ``P = 8, 16, 32``, ``f = 1, b = 2``), the period growing where the ops do not tile it. Then :func:`~schedules.generators.list_scheduler.list_schedule`
-    with the key ``start(s, k) + j T`` (the op's time in the repeated block) under the caps
-    ``max(K, v) + d``, ``d`` in :data:`BLOCK_CAPS`: with room above the block's peak it runs
-    forwards into the fill's idle time. Each is fitted to ``K`` by
+    ``P = 8, 16, 32``, ``f = 1, b = 2``), the period growing where the ops do not tile it.
+    Then :func:`~schedules.generators.list_scheduler.list_schedule` with the key ``start(s, k)
+    + j T`` (the op's time in the repeated block) under the caps ``max(K, v) + d``, ``d`` in
+    :data:`BLOCK_CAPS`: with room above the block's peak it runs forwards into the fill's idle
+    time. Each is fitted to ``K`` by
     :func:`~schedules.remat.fit_memory` (no polish here), until ``deadline`` (the block in any
     case). Empty unless ``K`` is set on a fused ``v = 2`` V-shape instance in one direction
     without F&B ops or a byte budget (on the looped and split frontier pairs the fitted block

@@ -363,7 +363,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         methods.append(f"exact phase (full CP-SAT, {share:.1f} s, {workers} worker"
                        f"{'s' if workers != 1 else ''}, {runs} run"
                        f"{'s' if runs != 1 else ''}): {', '.join(statuses)}")
-    elif objective == "makespan" and lns_ok and exact:
+    elif objective == "makespan" and lns_ok and exact and not run_exact:
         methods.append(f"exact phase skipped: {base_ops} ops > {exact_ops}"
                        + (f" (with {workers} workers)" if workers > 1 else ""))
     if exact_lb > lb and state["best"][1] >= exact_lb:
