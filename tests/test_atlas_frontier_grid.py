@@ -39,7 +39,7 @@ def test_optima_grid_keeps_open_pairs_up_to_max_P_smallest_first(tmp_path, monke
     monkeypatch.setattr(tool, "OPTIMA_OUT", out)
     assert tool.optima_grid(4, 7.5) == 0
     grid = json.loads(out.read_text())
-    assert grid["options"] == {"time_limit": 7.5}
+    assert grid["options"] == {"time_limit": 7.5, "engine": "cpsat"}  # not the library's search
     got = [(x["P"], x["m"], x["v"], x["K"]) for x in grid["instances"]]
     assert got == [(2, 8, 1, 2), (4, 8, 2, 5), (4, 16, 2, 3)]
     assert grid["instances"][0] == {"P": 2, "m": 8, "v": 1, "f": "1", "b_input": "1",
@@ -47,6 +47,7 @@ def test_optima_grid_keeps_open_pairs_up_to_max_P_smallest_first(tmp_path, monke
     assert grid["instances"][2]["placement"] == "vshape"
     # the sweep reads it as a solve grid of the same instances
     items = expand(load_grid(str(out)), "solve")
+    assert {it.params["engine"] for it in items} == {"cpsat"}   # solve_task passes it on
     insts = [_instance(it.params) for it in items]
     assert [(i.P, i.m, i.v, i.K, i.split) for i in insts] == [
         (2, 8, 1, 2, True), (4, 8, 2, 5, False), (4, 16, 2, 3, False)]

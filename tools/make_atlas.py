@@ -25,6 +25,7 @@ import sys
 from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -112,6 +113,40 @@ def optima() -> dict:
     return out
 
 
+def solve_runs() -> str:
+    """The ``solve`` runs of data/atlas/optima.sqlite by engine and time limit: how many pairs,
+    how many proven optimal."""
+    from pipebounds.sweep import Store
+
+    if not OPTIMA.exists():
+        return "none"
+    runs: dict = defaultdict(lambda: [0, 0])
+    with Store(OPTIMA, read_only=True) as st:
+        for res in st.results("solve"):
+            if res["status"] != "ok":
+                continue
+            prm = res["params"]
+            key = (prm.get("engine", "search"), float(prm.get("time_limit", 10)))
+            runs[key][0] += 1
+            runs[key][1] += any(r.get("status") == "optimal" for r in res["rows"] or [])
+    return "; ".join(f"`{e}` {t:g} s each, {n} pairs, {k} proven optimal"
+                     for (e, t), (n, k) in sorted(runs.items(), key=lambda x: (x[0][1], x[0][0])))
+
+
+def solve_found() -> dict:
+    """``(instance key, K) -> `` the least makespan of a valid schedule that ``solve`` found
+    (data/atlas/optima.sqlite, proven optimal or not): an upper bound on the optimum."""
+    if not OPTIMA.exists():
+        return {}
+    out: dict = {}
+    for r in flat_rows(OPTIMA):
+        ms = r.get("makespan_exact")
+        if r.get("status") in ("optimal", "feasible") and ms is not None:
+            key = (_inst_key(r), r["K"])
+            out[key] = ms if key not in out else min(out[key], ms)
+    return out
+
+
 def figures(rows: list[dict]) -> list[str]:
     import matplotlib
 
@@ -171,16 +206,29 @@ def synthesized(rows_of_store: list[dict], current: str) -> tuple[dict, int]:
     return out, stale
 
 
-def classify(best_ms: Fraction, lb: Fraction, optimum) -> str:
+def classify(best_ms: Fraction, lb: Fraction, optimum, found=None) -> str:
     """Why a pair is on the frontier: ``bound weak`` when a proven optimum is itself more than
     2 % above the bound (no schedule can close it), ``schedules weak`` when the optimum is
-    within 2 % but no schedule found is, ``open`` without a proven optimum."""
+    within 2 % but no schedule found is, ``open`` otherwise. ``found``: the makespan of a
+    schedule the exact solver found without proving it (an upper bound on the optimum): within
+    2 % of the bound it shows the optimum is too, so the pair's schedules are weak.
+
+    >>> classify(Fraction(110), Fraction(100), None, Fraction(102))
+    'schedules weak'
+    >>> classify(Fraction(110), Fraction(100), None, Fraction(103))
+    'open'
+    >>> classify(Fraction(110), Fraction(100), Fraction(103))
+    'bound weak'
+    """
+    if found is not None and found <= THRESHOLD * lb:
+        return "schedules weak"
     if optimum is None:
         return "open"
     return "bound weak" if optimum > THRESHOLD * lb else "schedules weak"
 
 
-def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
+def synthesis_sweep_section(frontier: list, opt: dict, found: Optional[dict] = None
+                            ) -> list[str]:
     """The page's section on the ``synthesize`` sweep over the frontier pairs
     (``data/atlas/frontier_grid.json`` -> ``data/atlas/synthesis.sqlite``): per ``P``, the
     pairs run, those the synthesized schedule brings within 2 %, the frontier left among the
@@ -215,9 +263,10 @@ def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
             d["closed"] += 1
         else:
             d["left"] += 1
-            why = classify(best_ms, lb, o)
+            u = (found or {}).get((key, K))
+            why = classify(best_ms, lb, o, u)
             d["why"][why] += 1
-            left_rows.append((key, K, fam, ms, r, best_ms, lb, o, why))
+            left_rows.append((key, K, fam, ms, r, best_ms, lb, o, u, why))
     complete = all(d["run"] == d["pairs"] for d in by_P.values())
     out = ["", "## The frontier after synthesis (the synthesize sweep)", "",
            "`pipebounds sweep data/atlas/frontier_grid.json --task synthesize` "
@@ -256,10 +305,12 @@ def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
     out += ["", total, "",
             "Why the pairs left (run) are left: `bound weak` (a proven optimum more than 2 % "
             "above the bound: no schedule can close the pair), `schedules weak` (the optimum is "
-            "within 2 % of the bound but no schedule found is), `open` (no proven optimum: "
-            "either may hold). The optima are `solve`'s (data/atlas/optima.sqlite: the atlas's "
-            "smallest instances, and the open pairs of P <= 4 left by an earlier synthesize "
-            "sweep, `tools/atlas_frontier_grid.py --optima`, 20 s each) or the synthesis's own "
+            "within 2 % of the bound, proven, or shown by a schedule that `solve` found without "
+            "proving it, but no schedule of the families or the synthesis is), `open` (neither "
+            "known: either may hold). The optima and the schedules found are `solve`'s "
+            "(data/atlas/optima.sqlite: the atlas's smallest instances, and the open pairs of "
+            "P <= 4 left by earlier synthesize sweeps, `tools/atlas_frontier_grid.py --optima`; "
+            f"its runs: {solve_runs()}) or the synthesis's own "
             "(its schedule meets the bound, or its exact phase proves it).", "",
             "| P | bound weak | schedules weak | open |", "| --- | --- | --- | --- |"]
     for P_, d in sorted(by_P.items()):
@@ -272,11 +323,12 @@ def synthesis_sweep_section(frontier: list, opt: dict) -> list[str]:
         w = csv.writer(fh)
         w.writerow(["P", "m", "v", "placement", "durations", "K", "best_family",
                     "family_makespan", "synthesized", "source", "lower_bound", "gap", "optimum",
-                    "why"])
-        for key, K, fam, ms, r, best_ms, lb, o, why in left_rows:
+                    "why", "solve_found"])
+        for key, K, fam, ms, r, best_ms, lb, o, u, why in left_rows:
             w.writerow([key[0], key[1], key[2], key[3], _durations(key), K, fam, str(ms),
                         str(r["makespan_exact"]), r.get("source", ""), str(lb),
-                        f"{float(best_ms / lb):.6f}", "" if o is None else str(o), why])
+                        f"{float(best_ms / lb):.6f}", "" if o is None else str(o), why,
+                        "" if u is None else str(u)])
     out += ["", "The pairs left are listed in `data/atlas/frontier_after_synthesis.csv` "
             "(with the synthesized schedule's source and the reason).", ""]
     return out
@@ -365,7 +417,7 @@ def main() -> int:
         o = opt.get((key, K))
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {_durations(key)} | {K} | "
                      f"{fam} | {ms} | {lb} | {float(gap):.4f} | {'-' if o is None else o} |")
-    lines += synthesis_sweep_section(frontier, opt)
+    lines += synthesis_sweep_section(frontier, opt, solve_found())
     OUT.write_text("\n".join(lines) + "\n")
     print(f"{OUT}: {len(rows)} rows, {len(frontier)} frontier pairs, figures {imgs}")
     return 0
