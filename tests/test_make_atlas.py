@@ -40,14 +40,14 @@ def _store(path, rows):
                      "engine": engine or "search"}], 1.0)
 
 
-def test_solve_found_takes_the_least_makespan_proven_or_not(tmp_path, monkeypatch):
+def test_solve_results_take_the_least_makespan_proven_or_not(tmp_path, monkeypatch):
     tool = _tool()
     path = tmp_path / "optima.sqlite"
     _store(path, [(2, None, 20.0, "feasible", 43), (2, "cpsat", 30.0, "optimal", 38),
                   (3, "cpsat", 30.0, "feasible", 40), (4, "cpsat", 30.0, "unknown", None)])
     monkeypatch.setattr(tool, "OPTIMA", path)
-    found = tool.solve_found()
+    opt, found = tool.solve_results()
     assert {K: ms for (_, K), ms in found.items()} == {2: 38, 3: 40}
-    assert {K: ms for (_, K), ms in tool.optima().items()} == {2: 38}
+    assert {K: ms for (_, K), ms in opt.items()} == {2: 38}
     assert tool.solve_runs() == ("`search` 20 s each, 1 pairs, 0 proven optimal; "
                                  "`cpsat` 30 s each, 3 pairs, 1 proven optimal")

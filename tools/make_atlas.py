@@ -103,14 +103,23 @@ def best_per_K(rows: list[dict]) -> dict:
     return out
 
 
-def optima() -> dict:
+def solve_results() -> tuple[dict, dict]:
+    """``(optima, found)`` from data/atlas/optima.sqlite, read once: ``(instance key, K) ->``
+    the proven optimum, and ``->`` the least makespan of a valid schedule that ``solve`` found,
+    proven optimal or not (an upper bound on the optimum)."""
     if not OPTIMA.exists():
-        return {}
-    out = {}
+        return {}, {}
+    opt: dict = {}
+    found: dict = {}
     for r in flat_rows(OPTIMA):
-        if r.get("status") == "optimal":
-            out[(_inst_key(r), r["K"])] = r["makespan_exact"]
-    return out
+        ms = r.get("makespan_exact")
+        if r.get("status") not in ("optimal", "feasible") or ms is None:
+            continue
+        key = (_inst_key(r), r["K"])
+        if r["status"] == "optimal":
+            opt[key] = ms
+        found[key] = min(found.get(key, ms), ms)
+    return opt, found
 
 
 def solve_runs() -> str:
@@ -125,26 +134,14 @@ def solve_runs() -> str:
         for res in st.results("solve"):
             if res["status"] != "ok":
                 continue
-            prm = res["params"]
-            key = (prm.get("engine", "search"), float(prm.get("time_limit", 10)))
+            prm, rows = res["params"], res["rows"] or []
+            engine = prm.get("engine") or next((r["engine"] for r in rows if r.get("engine")),
+                                               "default")  # the engine the row says ran
+            key = (engine, float(prm.get("time_limit", 10)))
             runs[key][0] += 1
-            runs[key][1] += any(r.get("status") == "optimal" for r in res["rows"] or [])
+            runs[key][1] += any(r.get("status") == "optimal" for r in rows)
     return "; ".join(f"`{e}` {t:g} s each, {n} pairs, {k} proven optimal"
                      for (e, t), (n, k) in sorted(runs.items(), key=lambda x: (x[0][1], x[0][0])))
-
-
-def solve_found() -> dict:
-    """``(instance key, K) -> `` the least makespan of a valid schedule that ``solve`` found
-    (data/atlas/optima.sqlite, proven optimal or not): an upper bound on the optimum."""
-    if not OPTIMA.exists():
-        return {}
-    out: dict = {}
-    for r in flat_rows(OPTIMA):
-        ms = r.get("makespan_exact")
-        if r.get("status") in ("optimal", "feasible") and ms is not None:
-            key = (_inst_key(r), r["K"])
-            out[key] = ms if key not in out else min(out[key], ms)
-    return out
 
 
 def figures(rows: list[dict]) -> list[str]:
@@ -340,7 +337,7 @@ def main() -> int:
     stored = sorted({(r["code_version"], r["theory_version"]) for r in rows})
     recomputed = current_bounds(rows)
     best = best_per_K(rows)
-    opt = optima()
+    opt, found = solve_results()
     imgs = figures(rows)
     from pipebounds.sweep.store import theory_version
     fams = sorted({r["family"] for r in rows})
@@ -417,7 +414,7 @@ def main() -> int:
         o = opt.get((key, K))
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {_durations(key)} | {K} | "
                      f"{fam} | {ms} | {lb} | {float(gap):.4f} | {'-' if o is None else o} |")
-    lines += synthesis_sweep_section(frontier, opt, solve_found())
+    lines += synthesis_sweep_section(frontier, opt, found)
     OUT.write_text("\n".join(lines) + "\n")
     print(f"{OUT}: {len(rows)} rows, {len(frontier)} frontier pairs, figures {imgs}")
     return 0
