@@ -51,3 +51,29 @@ def test_optima_grid_keeps_open_pairs_up_to_max_P_smallest_first(tmp_path, monke
     insts = [_instance(it.params) for it in items]
     assert [(i.P, i.m, i.v, i.K, i.split) for i in insts] == [
         (2, 8, 1, 2, True), (4, 8, 2, 5, False), (4, 16, 2, 3, False)]
+
+
+def test_optima_grid_samples_a_range_of_P_and_asks_for_a_synthesis_first(tmp_path, monkeypatch):
+    tool = _tool()
+    left, default, out = tmp_path / "left.csv", tmp_path / "default.json", tmp_path / "p8.json"
+    with open(left, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(HEADER)
+        for K in range(1, 11):
+            w.writerow(_row(8, 16, 1, "-", "f=1 b=1", K, "open"))
+        w.writerow(_row(4, 16, 1, "-", "f=1 b=1", 2, "open"))        # P < min_P
+        w.writerow(_row(8, 16, 1, "-", "f=1 b=1", 11, "schedules weak"))  # explained
+    monkeypatch.setattr(tool, "LEFT", left)
+    monkeypatch.setattr(tool, "OPTIMA_OUT", default)
+    assert tool.optima_grid(8, 60.0, min_P=8, sample=4, seed=1, synthesize=5.0, out=out) == 0
+    assert not default.exists()                      # the file asked for, not the default
+    grid = json.loads(out.read_text())
+    assert grid["options"] == {"time_limit": 60.0, "engine": "cpsat", "synthesize": 5.0}
+    Ks = [x["K"] for x in grid["instances"]]
+    assert len(Ks) == 4 and set(Ks) <= set(range(1, 11))
+    tool.optima_grid(8, 60.0, min_P=8, sample=4, seed=1, out=tmp_path / "again.json")
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert [x["K"] for x in again["instances"]] == Ks  # seeded: the same sample
+    assert "synthesize" not in again["options"]
+    tool.optima_grid(8, 60.0, min_P=8)                # all ten, to the default file
+    assert len(json.loads(default.read_text())["instances"]) == 10

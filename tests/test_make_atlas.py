@@ -51,3 +51,26 @@ def test_solve_results_take_the_least_makespan_proven_or_not(tmp_path, monkeypat
     assert {K: ms for (_, K), ms in opt.items()} == {2: 38}
     assert tool.solve_runs() == ("`search` 20 s each, 1 pairs, 0 proven optimal; "
                                  "`cpsat` 30 s each, 3 pairs, 1 proven optimal")
+
+
+def test_bound_structure_names_the_binding_theorems_and_whether_memory_counts():
+    tool = _tool()
+    obj = {"P": 8, "m": 32, "f": 1, "b": 1}
+    cache: dict = {}
+    ids, mem = tool.bound_structure(obj, 4, cache)
+    assert mem and "T2" in ids          # K = 4 < P: the memory-time bound is above T1
+    ids, mem = tool.bound_structure(obj, 8, cache)
+    assert not mem and "T1" in ids      # K = P: the fill and drain, as with no limit
+    assert len(cache) == 1              # the bound with no limit is computed once
+
+
+def test_binding_section_groups_the_pairs_left_by_their_binding_terms():
+    tool = _tool()
+    rows = [(None, K, "1f1b", F(110), {}, F(110), F(100), None, None, why, ids, mem)
+            for K, why, ids, mem in [(1, "open", ("T2",), True), (2, "open", ("T2",), True),
+                                     (3, "schedules weak", ("T1",), False)]]
+    text = "\n".join(tool.binding_section(rows))
+    assert "Of the 3 pairs left, 2 have a bound that the memory limit raises" in text
+    assert "| T2 | 2 | 1.1000 | 2 | 0 | 0 | 2 |" in text
+    assert "| T1 | 1 | 1.1000 | 0 | 0 | 1 | 0 |" in text
+    assert tool.binding_section([]) == []

@@ -10,6 +10,10 @@
     python tools/atlas_frontier_grid.py --optima --max-P 4  # the open pairs left, P <= 4
     python -m pipebounds sweep data/atlas/frontier_optima_grid.json --task solve \
         --store data/atlas/optima.sqlite --resume         # their optima, where proven
+    python tools/atlas_frontier_grid.py --optima --min-P 8 --max-P 8 --sample 36 --seed 43 \
+        --time-limit 120 --synthesize 10 --out data/atlas/frontier_optima_grid_p8.json
+    python -m pipebounds sweep data/atlas/frontier_optima_grid_p8.json --task solve \
+        --store data/atlas/optima.sqlite --resume         # a sample of P = 8
     python tools/make_atlas.py                              # this page
 
 Loading the store checks every row (makespan >= its lower bound, exactly). For each instance and
@@ -53,6 +57,36 @@ def _durations(k: tuple) -> str:
 INSTANCE_KEYS = ("P", "m", "v", "placement", "f", "b", "b_input", "b_weight", "c")
 
 
+def instance_object(r: dict) -> dict:
+    """The instance fields of a stored row (its ``K`` left out), as ``Instance.from_dict``
+    takes them."""
+    return {k: (str(r[k]) if isinstance(r[k], Fraction) else r[k]) for k in INSTANCE_KEYS
+            if r.get(k) is not None and r.get(k) == r.get(k)}  # NaN: a key the item lacks
+
+
+def bound_structure(obj: dict, K: int, cache: Optional[dict] = None) -> tuple[tuple[str, ...], bool]:
+    """Which terms set the bound of the instance ``obj`` at memory ``K``: the theorem ids of
+    the binding terms (:data:`bounds.evaluate.TERM_IDS`, sorted), and whether the memory limit
+    raises the bound at all (the bound at ``K`` above the bound of the same instance with no
+    limit). ``cache``: a dict reused across calls for the bounds without a limit.
+
+    >>> bound_structure({"P": 32, "m": 128, "f": 1, "b": 1}, 16)
+    (('T1', 'T2'), False)
+    >>> bound_structure({"P": 32, "m": 128, "f": 1, "b": 1}, 8)
+    (('T2',), True)
+    """
+    from bounds import lower_bound
+    from bounds.evaluate import TERM_IDS
+    from schedules.instance import Instance
+
+    cache = {} if cache is None else cache
+    key = tuple(sorted(obj.items()))
+    if key not in cache:
+        cache[key] = lower_bound(Instance.from_dict(obj)).value
+    lb = lower_bound(Instance.from_dict({**obj, "K": K}))
+    return tuple(sorted({TERM_IDS[name] for name in lb.binding})), lb.value > cache[key]
+
+
 def current_bounds(rows: list[dict]) -> int:
     """Recompute, in place, the lower bound and gap of every row computed under another theory
     version than the current one (:func:`pipebounds.sweep.store.theory_version`): a row's
@@ -68,8 +102,7 @@ def current_bounds(rows: list[dict]) -> int:
     for r in rows:
         if r["theory_version"] == now:
             continue
-        obj = {k: (str(r[k]) if isinstance(r[k], Fraction) else r[k]) for k in INSTANCE_KEYS
-               if r.get(k) is not None and r.get(k) == r.get(k)}  # NaN: a key the item lacks
+        obj = instance_object(r)
         key = (tuple(sorted(obj.items())), r["K"])
         if key not in cache:
             cache[key] = lower_bound(Instance.from_dict({**obj, "K": r["K"]})).value
@@ -244,6 +277,7 @@ def synthesis_sweep_section(frontier: list, opt: dict, found: Optional[dict] = N
     by_P: dict = defaultdict(lambda: {"pairs": 0, "run": 0, "closed": 0, "left": 0,
                                       "gaps": [], "why": defaultdict(int)})
     left_rows = []
+    free_bounds: dict = {}
     for gap, key, K, ms, fam, lb in frontier:
         d = by_P[key[0]]
         d["pairs"] += 1
@@ -263,7 +297,8 @@ def synthesis_sweep_section(frontier: list, opt: dict, found: Optional[dict] = N
             u = (found or {}).get((key, K))
             why = classify(best_ms, lb, o, u)
             d["why"][why] += 1
-            left_rows.append((key, K, fam, ms, r, best_ms, lb, o, u, why))
+            ids, mem = bound_structure(instance_object(r), K, free_bounds)
+            left_rows.append((key, K, fam, ms, r, best_ms, lb, o, u, why, ids, mem))
     complete = all(d["run"] == d["pairs"] for d in by_P.values())
     out = ["", "## The frontier after synthesis (the synthesize sweep)", "",
            "`pipebounds sweep data/atlas/frontier_grid.json --task synthesize` "
@@ -314,20 +349,65 @@ def synthesis_sweep_section(frontier: list, opt: dict, found: Optional[dict] = N
         if d["run"]:
             w = d["why"]
             out.append(f"| {P_} | {w['bound weak']} | {w['schedules weak']} | {w['open']} |")
+    out += binding_section(left_rows)
     import csv
 
     with open(ROOT / "data" / "atlas" / "frontier_after_synthesis.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["P", "m", "v", "placement", "durations", "K", "best_family",
                     "family_makespan", "synthesized", "source", "lower_bound", "gap", "optimum",
-                    "why", "solve_found"])
-        for key, K, fam, ms, r, best_ms, lb, o, u, why in left_rows:
+                    "why", "solve_found", "binding", "memory_in_bound"])
+        for key, K, fam, ms, r, best_ms, lb, o, u, why, ids, mem in left_rows:
             w.writerow([key[0], key[1], key[2], key[3], _durations(key), K, fam, str(ms),
                         str(r["makespan_exact"]), r.get("source", ""), str(lb),
                         f"{float(best_ms / lb):.6f}", "" if o is None else str(o), why,
-                        "" if u is None else str(u)])
+                        "" if u is None else str(u), " ".join(ids), "yes" if mem else "no"])
     out += ["", "The pairs left are listed in `data/atlas/frontier_after_synthesis.csv` "
             "(with the synthesized schedule's source and the reason).", ""]
+    return out
+
+
+BINDING_SHOWN = 12
+
+
+def binding_section(left_rows: list) -> list[str]:
+    """The pairs left after synthesis grouped by the theorems that set their bound (the
+    binding terms' ids): how many, their mean gap, how many have a bound that the memory limit
+    raises at all, and why each is left (:func:`classify`). The groups with the most pairs
+    first, the :data:`BINDING_SHOWN` largest shown and the rest summed."""
+    groups: dict = defaultdict(lambda: {"n": 0, "gaps": [], "mem": 0, "why": defaultdict(int)})
+    for key, K, fam, ms, r, best_ms, lb, o, u, why, ids, mem in left_rows:
+        g = groups[ids]
+        g["n"] += 1
+        g["gaps"].append(best_ms / lb)
+        g["mem"] += mem
+        g["why"][why] += 1
+    if not groups:
+        return []
+    ranked = sorted(groups.items(), key=lambda t: (-t[1]["n"], t[0]))
+    shown, rest = ranked[:BINDING_SHOWN], ranked[BINDING_SHOWN:]
+    free = sum(not row[-1] for row in left_rows)
+    out = ["", "### Which theorems set the bound of the pairs left", "",
+           f"Of the {len(left_rows)} pairs left, {len(left_rows) - free} have a bound that the "
+           f"memory limit raises (the bound at `K` above the same instance's bound with no limit) "
+           f"and {free} a bound that it does not: there no memory term is above the fill and "
+           "drain's and the work's, so the bound is what it would be with no limit. By the "
+           "binding terms (`pipebounds bound` lists them; docs/theory.md, docs/theory_multiwave.md), "
+           "the most frequent first; the CSV has each pair's (`binding`, `memory_in_bound`):", "",
+           "| binding terms | pairs left | mean gap | memory raises the bound | bound weak | "
+           "schedules weak | open |", "| --- | --- | --- | --- | --- | --- | --- |"]
+
+    def row(label: str, gs: list) -> str:
+        n = sum(g["n"] for g in gs)
+        gaps = [x for g in gs for x in g["gaps"]]
+        w = {k: sum(g["why"][k] for g in gs) for k in ("bound weak", "schedules weak", "open")}
+        return (f"| {label} | {n} | {float(sum(gaps) / len(gaps)):.4f} | "
+                f"{sum(g['mem'] for g in gs)} | {w['bound weak']} | {w['schedules weak']} | "
+                f"{w['open']} |")
+
+    out += [row(", ".join(ids), [g]) for ids, g in shown]
+    if rest:
+        out.append(row(f"{len(rest)} other sets", [g for _, g in rest]))
     return out
 
 

@@ -6,7 +6,9 @@ loads them back exactly. Every task runs in a worker process, so each is a top-l
 that imports what it needs.
 
 - ``bound``: the lower bound and its terms.
-- ``solve``: the exact optimum (options ``time_limit``, default 10 s; ``engine``).
+- ``solve``: the exact optimum (options ``time_limit``, default 10 s; ``engine``; ``synthesize``,
+  seconds of :func:`pipebounds.synthesis.synthesize` first, its schedule the engines' first
+  incumbent, as ``pipebounds solve --synthesize S``; default 0, off).
 - ``generate``: every applicable family (option ``families``, default all) at every ``K`` from 1
   to the family's natural peak (option ``Ks``: a list instead), rematerialized by
   :func:`schedules.remat.fit_memory` (option ``polish``, default true), simulated; each row has
@@ -50,9 +52,21 @@ def solve_task(params: dict) -> list[dict]:
     from pipebounds.search import solve
 
     inst = _instance(params)
-    kwargs = {"time_limit": float(params.get("time_limit", 10))}
+    kwargs: dict = {"time_limit": float(params.get("time_limit", 10))}
     if "engine" in params:
         kwargs["engine"] = params["engine"]
+    seconds = min(float(params.get("synthesize", 0)), kwargs["time_limit"] / 2)
+    if seconds > 0 and (inst.K is not None or inst.memory is not None):
+        import time
+
+        from pipebounds.synthesis import SynthesisError, synthesize
+
+        t0 = time.monotonic()
+        try:  # the time limit covers the synthesis too, as on the command line
+            kwargs["incumbent"] = synthesize(inst, time_limit=seconds, exact=False).schedule
+        except SynthesisError:
+            pass  # a feature the synthesis refuses: the engines start from nothing
+        kwargs["time_limit"] = max(0.05, kwargs["time_limit"] - (time.monotonic() - t0))
     res = solve(inst, **kwargs)
     return [{"status": res.status,
              "makespan": None if res.makespan is None else fraction_json(res.makespan),
