@@ -137,8 +137,9 @@ def gpu_relaxation(P: int, m: int, K: int, f: int, b: int, p: int, time_limit: f
     (MODEL.md). Every schedule gives a solution, so the optimum is a lower bound on ``T``.
     Forwards are taken in microbatch order (the jobs are identical: a relabelling). Returns
     (status, best ``T`` found, CP-SAT's proven bound)."""
-    from schedules.ortools_import import cp_model
+    from schedules.ortools_import import cp_model as load
 
+    cp_model = load()
     lag = (P - 1 - p) * (f + b)
     H = p * f + m * (2 * f + b) + 2 * lag + P * (f + b)
     M = cp_model.CpModel()

@@ -341,7 +341,8 @@ def synthesis_sweep_section(frontier: list, opt: dict, found: Optional[dict] = N
             "proving it, but no schedule of the families or the synthesis is), `open` (neither "
             "known: either may hold). The optima and the schedules found are `solve`'s "
             "(data/atlas/optima.sqlite: the atlas's smallest instances, and the open pairs of "
-            "P <= 4 left by earlier synthesize sweeps, `tools/atlas_frontier_grid.py --optima`; "
+            "P <= 4 left by earlier synthesize sweeps and a seeded sample of 36 of those of "
+            "P = 8, `tools/atlas_frontier_grid.py --optima`; "
             f"its runs: {solve_runs()}) or the synthesis's own "
             "(its schedule meets the bound, or its exact phase proves it).", "",
             "| P | bound weak | schedules weak | open |", "| --- | --- | --- | --- |"]
