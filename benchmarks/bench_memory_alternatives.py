@@ -14,7 +14,8 @@ order that deadlocks is reported as such. ``tail``: the synthesized schedule of 
 and recomputed and run backward at the end, at ``P = 16, m = 64, K = 8``. ``warmup``: 1F1B's
 orders with ``ceil(a (P - p))`` warm-up forwards on GPU ``p``, fitted by ``fit_memory``, at
 ``P = 32, m = 128, K = 16``. Every schedule is simulated (valid, its peak printed). ``relax``:
-CP-SAT on one GPU with the others infinitely fast (:func:`gpu_relaxation`): what it finds caps
+CP-SAT on one GPU with the others infinitely fast
+(:func:`pipebounds.search.relaxation.gpu_relaxation`, docs/theory.md A.7): what it finds caps
 what any argument about that GPU alone can prove. Library calls; the numbers do not depend on
 the machine except ``tail``'s synthesis (3 CPU s) and ``relax`` (CP-SAT, ``--time-limit``).
 """
@@ -128,67 +129,17 @@ def run_warmup() -> None:
               f"{max(free.peak_memory)}), K={K} {r.makespan}")
 
 
-def gpu_relaxation(P: int, m: int, K: int, f: int, b: int, p: int, time_limit: float,
-                   workers: int = 2) -> tuple[str, int, int]:
-    """CP-SAT on GPU ``p`` alone (``v = 1``, fused, uniform integer ``f``, ``b``): the other
-    GPUs infinitely fast, so only the chain's lags remain: ``F(j,p)`` starts at ``p f`` or
-    later, ``B(j,p)`` starts ``(P - 1 - p)(f + b)`` or more after ``F(j,p)`` ends and ends
-    ``p b`` or more before ``T``, an optional ``R(j,p)`` between them, at most ``K`` live
-    (MODEL.md). Every schedule gives a solution, so the optimum is a lower bound on ``T``.
-    Forwards are taken in microbatch order (the jobs are identical: a relabelling). Returns
-    (status, best ``T`` found, CP-SAT's proven bound)."""
-    from schedules.ortools_import import cp_model as load
-
-    cp_model = load()
-    lag = (P - 1 - p) * (f + b)
-    H = p * f + m * (2 * f + b) + 2 * lag + P * (f + b)
-    M = cp_model.CpModel()
-    T = M.NewIntVar(0, H, "T")
-    ops, holds = [], []
-    prev = None
-    for j in range(m):
-        fs = M.NewIntVar(p * f, H, f"f{j}")
-        bs = M.NewIntVar(0, H, f"b{j}")
-        rs = M.NewIntVar(0, H, f"r{j}")
-        x = M.NewBoolVar(f"x{j}")  # recomputed
-        ops += [M.NewIntervalVar(fs, f, fs + f, f"F{j}"), M.NewIntervalVar(bs, b, bs + b, f"B{j}"),
-                M.NewOptionalIntervalVar(rs, f, rs + f, x, f"R{j}")]
-        M.Add(bs >= fs + f + lag)
-        M.Add(bs + b + p * b <= T)
-        M.Add(rs >= fs + f).OnlyEnforceIf(x)
-        M.Add(rs + f <= bs).OnlyEnforceIf(x)
-        end = M.NewIntVar(0, H, f"e{j}")
-        M.Add(end == bs + b)
-        kept = M.NewIntVar(0, H, f"k{j}")
-        M.Add(kept == end - fs)
-        again = M.NewIntVar(0, H, f"a{j}")
-        M.Add(again == end - rs).OnlyEnforceIf(x)
-        M.Add(again == 0).OnlyEnforceIf(x.Not())
-        holds += [M.NewOptionalIntervalVar(fs, kept, end, x.Not(), f"K{j}"),
-                  M.NewOptionalIntervalVar(rs, again, end, x, f"L{j}")]
-        if prev is not None:
-            M.Add(fs >= prev)
-        prev = fs
-    M.AddNoOverlap(ops)
-    M.AddCumulative(holds, [1] * len(holds), K)
-    M.Minimize(T)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit
-    solver.parameters.num_workers = workers
-    status = solver.Solve(M)
-    return (solver.StatusName(status), int(solver.ObjectiveValue()),
-            int(solver.BestObjectiveBound()))
-
-
 def run_relax(time_limit: float) -> None:
     from bounds import lower_bound
+    from pipebounds.search.relaxation import gpu_relaxation
 
     for P, m, K, gpus in ((8, 16, 3, (1, 2)), (8, 32, 4, (0,)), (16, 64, 8, (0, 4))):
-        lb = lower_bound(Instance(P=P, m=m, K=K, f=1, b=1)).value
+        inst = Instance(P=P, m=m, K=K, f=1, b=1)
+        lb = lower_bound(inst).value
         for p in gpus:
-            st, best, proven = gpu_relaxation(P, m, K, 1, 1, p, time_limit)
-            print(f"P={P} m={m} K={K} f=b=1, GPU {p} alone: {st}, found {best}, proven >= "
-                  f"{proven} ({time_limit:g} s); the bound {lb}")
+            r = gpu_relaxation(inst, p, time_limit=time_limit, workers=2)
+            print(f"P={P} m={m} K={K} f=b=1, GPU {p} alone: {r.status}, found {r.best}, proven "
+                  f">= {r.value} ({time_limit:g} s); the bound {lb}")
 
 
 def main(argv=None) -> None:
