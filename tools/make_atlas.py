@@ -376,16 +376,15 @@ def binding_section(left_rows: list) -> list[str]:
     binding terms' ids): how many, their mean gap, how many have a bound that the memory limit
     raises at all, and why each is left (:func:`classify`). The groups with the most pairs
     first, the :data:`BINDING_SHOWN` largest shown and the rest summed."""
-    groups: dict = defaultdict(lambda: {"n": 0, "gaps": [], "mem": 0, "why": defaultdict(int)})
+    groups: dict = defaultdict(lambda: {"gaps": [], "mem": 0, "why": defaultdict(int)})
     for key, K, fam, ms, r, best_ms, lb, o, u, why, ids, mem in left_rows:
         g = groups[ids]
-        g["n"] += 1
         g["gaps"].append(best_ms / lb)
         g["mem"] += mem
         g["why"][why] += 1
     if not groups:
         return []
-    ranked = sorted(groups.items(), key=lambda t: (-t[1]["n"], t[0]))
+    ranked = sorted(groups.items(), key=lambda t: (-len(t[1]["gaps"]), t[0]))
     shown, rest = ranked[:BINDING_SHOWN], ranked[BINDING_SHOWN:]
     free = sum(not row[-1] for row in left_rows)
     out = ["", "### Which theorems set the bound of the pairs left", "",
@@ -399,8 +398,8 @@ def binding_section(left_rows: list) -> list[str]:
            "schedules weak | open |", "| --- | --- | --- | --- | --- | --- | --- |"]
 
     def row(label: str, gs: list) -> str:
-        n = sum(g["n"] for g in gs)
         gaps = [x for g in gs for x in g["gaps"]]
+        n = len(gaps)
         w = {k: sum(g["why"][k] for g in gs) for k in ("bound weak", "schedules weak", "open")}
         return (f"| {label} | {n} | {float(sum(gaps) / len(gaps)):.4f} | "
                 f"{sum(g['mem'] for g in gs)} | {w['bound weak']} | {w['schedules weak']} | "

@@ -120,15 +120,9 @@ def _synthesized(inst: Instance, args, limit, channel, deadline=None):
     left = None if deadline is None else deadline.remaining()
     if left is not None:
         seconds = min(seconds, left / 2)
-    if seconds <= 0.05 or (inst.K is None and inst.memory is None):
-        return None  # unconstrained memory: the known schedules are optimal already
-    from pipebounds.synthesis import SynthesisError, synthesize
+    from ..services.incumbent import synthesized_incumbent
 
-    try:
-        return synthesize(inst, time_limit=seconds, channel=_Quiet(channel),
-                          exact=False).schedule
-    except SynthesisError:
-        return None
+    return synthesized_incumbent(inst, seconds, channel=_Quiet(channel))
 
 
 def _beside(inst: Instance, args, limit):

@@ -56,16 +56,13 @@ def solve_task(params: dict) -> list[dict]:
     if "engine" in params:
         kwargs["engine"] = params["engine"]
     seconds = min(float(params.get("synthesize", 0)), kwargs["time_limit"] / 2)
-    if seconds > 0 and (inst.K is not None or inst.memory is not None):
+    if seconds > 0:
         import time
 
-        from pipebounds.synthesis import SynthesisError, synthesize
+        from pipebounds.services.incumbent import synthesized_incumbent
 
-        t0 = time.monotonic()
-        try:  # the time limit covers the synthesis too, as on the command line
-            kwargs["incumbent"] = synthesize(inst, time_limit=seconds, exact=False).schedule
-        except SynthesisError:
-            pass  # a feature the synthesis refuses: the engines start from nothing
+        t0 = time.monotonic()  # the time limit covers the synthesis too, as on the command line
+        kwargs["incumbent"] = synthesized_incumbent(inst, seconds)
         kwargs["time_limit"] = max(0.05, kwargs["time_limit"] - (time.monotonic() - t0))
     res = solve(inst, **kwargs)
     return [{"status": res.status,
