@@ -40,6 +40,7 @@ from schedules.instance import Instance
 from schedules.simulate import simulate
 from pipebounds.search.channel import SILENT, Channel
 from .neighbourhood import Base, Window
+from .ranks import ranked_candidates
 from .result import SynthesisResult
 from .start import (PATIENCE, POLISH_TOP, Candidate, block_candidates, check,
                     family_candidates, free_peak, grouped_candidates, list_candidates,
@@ -78,6 +79,12 @@ SEARCH_SMALL, SEARCH_LARGE = 0.45, 0.75
 follows (small instances), longer on large ones, where the start is most of the quality
 (measured: the neighbourhoods move a 600-op schedule by under 2 % in 40 CPU seconds, the
 searched rules by 3-4 % in 6)."""
+RANKED_SHARE = 0.5
+"""At ``v = 1`` the searched rules give this share of their time to the searched microbatch
+ranks (:func:`~.ranks.ranked_candidates`, free-order list schedules), which run after them
+(measured, *Stop 44*: ``P = 8, m = 32, K = 4``, ``f = b = 1``: 86 in 30 s where the searched
+rules and CP-SAT had 89; at ``v = 2`` no better than the rules on the pairs tried, so not
+run there)."""
 SMALL_PATIENCE = 100
 """Restarts without improvement after which the searched rules stop when the exact phase
 follows (it proves tiny instances in a fraction of a second; :data:`~.start.PATIENCE` on large
@@ -306,6 +313,9 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
     if not in_bytes and not done():
         until = t0 + (SEARCH_SMALL if small else SEARCH_LARGE) * time_limit
         t_search = now()
+        ranked = K_eff is not None and work.v == 1 and work.m >= 2
+        if ranked:
+            until, until_ranked = t_search + RANKED_SHARE * (until - t_search), until
         found = searched_candidates(work, K_eff, until, seed, channel.stop,
                                     lb if objective == "makespan" else None,
                                     patience=SMALL_PATIENCE if small else PATIENCE,
@@ -316,6 +326,16 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
             offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
                                                                        objective))
         cands += found
+        if ranked and not done():
+            t_ranked = now()
+            rk = ranked_candidates(work, K_eff, until_ranked, seed, channel.stop,
+                                   lb if objective == "makespan" else None, top=top, now=now)
+            methods.append(f"searched microbatch ranks ({now() - t_ranked:.1f} s): best "
+                           f"{rk[0].makespan if rk else None}")
+            for c in rk[:3 if objective == "span" else 1]:
+                offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
+                                                                           objective))
+            cands += rk
     if K_eff is not None and not in_bytes and not done():
         pol = polish_candidates(work, K_eff, cands,
                                 min(deadline, now() + 0.05 * time_limit),
