@@ -132,3 +132,16 @@ def test_the_search_beats_the_identity_rank_on_a_memory_bound_instance():
     cands = ranked_candidates(inst, 3, time.monotonic() + 20, seed=0, target=Fraction(51))
     assert min(ident) > 51
     assert cands[0].makespan == 51
+
+
+def test_the_synthesis_runs_the_ranks_at_v1_only():
+    """``methods`` names the ranked phase on a memory-bound ``v = 1`` instance (whose start does
+    not meet the bound) and not at ``v = 2``, where it is not run (docs/synthesis.md, *Stop 44*)."""
+    from pipebounds.synthesis import synthesize
+
+    one = synthesize(Instance(P=6, m=12, K=3, f=1, b=2), time_limit=2.0, clock="cpu",
+                     exact=False)
+    assert any(m.startswith("searched microbatch ranks") for m in one.methods)
+    two = synthesize(Instance(P=3, m=6, K=3, v=2, f=1, b=2), time_limit=1.0, clock="cpu",
+                     exact=False)
+    assert not any(m.startswith("searched microbatch ranks") for m in two.methods)
