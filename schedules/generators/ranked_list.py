@@ -32,7 +32,9 @@ order of the stages covers the V-shape and looped placements: a microbatch insid
 of its chain never waits for memory.)
 
 The produced orders, timed ASAP by :func:`schedules.simulate.simulate`, give the scheduler's
-own times (no op waits while it is ready and its GPU is free). Memory is counted as MODEL.md
+own times: an op waits only for its predecessors and its GPU, except an entry held by the
+cap, which waits for a release, and a release on GPU ``p`` is the end of one of ``p``'s
+own ops, which the entry follows in the order anyway. Memory is counted as MODEL.md
 does (a forward stores at its start, ``B``/``W`` releases at its end); the peak on GPU ``p``
 is at most ``cap[p]``; :func:`schedules.remat.fit_memory` brings a schedule made with caps
 above ``K`` down to ``K`` with recomputes.
