@@ -14,13 +14,14 @@ and a cap below ``K`` on the later GPUs holds fewer microbatches in flight there
 scored by its simulated makespan under the limit. The climb starts from the identity rank
 under a grid of cap profiles, then repeats a random move (a microbatch moved a few places in
 the rank order, two adjacent ones swapped, or one end of the cap profile moved by ``v``),
-keeping it when the makespan does not rise (plateaus are crossed), until the deadline, the
-target (a lower bound) or ``patience`` moves without a shorter schedule, after which it starts
-again from the best rank with a few random moves.
+keeping it when the makespan does not rise (plateaus are crossed), until the deadline or the
+target (a lower bound); after :data:`PATIENCE` moves without a shorter schedule it starts again
+from the best rank found, perturbed by a few random moves.
 
 Measured (library calls, ``f = b = 1``, one thread; docs/synthesis.md, *Stop 44*): ``P = 16,
 m = 64, K = 8`` 176 in 150 s (173 with ``fit_memory``'s polish) where every earlier method had
-178 at best (CP-SAT, 600 s) and the bound is 158.
+178 at best (CP-SAT, 600 s) and the bound is 158. The synthesis runs it at ``v = 1`` on
+instances past its exact phase (at ``v = 2`` it was no better than the in-order rules).
 """
 
 from __future__ import annotations
