@@ -48,11 +48,10 @@ def run(inst: Instance, seconds: float, clock: str, seed: int) -> dict:
         got = _fitted(inst, sched, K, True)
         if got is not None and (ident is None or got.makespan < ident):
             ident = got.makespan
+    lb = lower_bound(inst).value
     t0 = now()
-    cands = ranked_candidates(inst, K, t0 + seconds, seed=seed, top=top,
-                              target=lower_bound(inst).value, now=now)
-    spent = now() - t0
-    out = {"bound": lower_bound(inst).value, "identity": ident, "seconds": spent}
+    cands = ranked_candidates(inst, K, t0 + seconds, seed=seed, top=top, target=lb, now=now)
+    out = {"bound": lb, "identity": ident, "seconds": now() - t0}
     if cands:
         best = cands[0]
         res = simulate(best.schedule.with_instance(inst))
