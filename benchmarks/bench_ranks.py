@@ -33,21 +33,15 @@ INSTANCES = (
 
 
 def run(inst: Instance, seconds: float, clock: str, seed: int) -> dict:
-    from pipebounds.synthesis.ranks import _grid, cap_profile, ranked_candidates
-    from pipebounds.synthesis.start import _fitted, free_peak
-    from schedules.generators.ranked_list import ranked_list_schedule
+    from pipebounds.synthesis.ranks import identity_best, ranked_candidates
+    from pipebounds.synthesis.start import free_peak
     from schedules.remat import fit_memory
 
     now = time.process_time if clock == "cpu" else time.monotonic
     K = inst.K
     top = free_peak(inst)
-    ident = None
-    for cc in _grid(K, inst.v, top if top is not None else K, inst.P):
-        sched = ranked_list_schedule(inst.with_(K=None), list(range(inst.m)),
-                                     cap_profile(inst.P, inst.v, *cc), split=inst.split)
-        got = _fitted(inst, sched, K, True)
-        if got is not None and (ident is None or got.makespan < ident):
-            ident = got.makespan
+    got = identity_best(inst, K, top)
+    ident = got[0].makespan if got is not None else None
     lb = lower_bound(inst).value
     t0 = now()
     cands = ranked_candidates(inst, K, t0 + seconds, seed=seed, top=top, target=lb, now=now)

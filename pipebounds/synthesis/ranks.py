@@ -7,7 +7,7 @@ its ready op of the best-ranked microbatch (the pipeline's entry order staying `
 so that some microbatches go through at once and keep their activations while others, forwarded
 early, wait and are recomputed (docs/synthesis.md, *Stop 44*).
 
-The search state is a rank (a permutation of the microbatches) and a cap profile: GPU ``p``'s
+The search state is the microbatches in rank order (a permutation) and a cap profile: GPU ``p``'s
 cap ``c_0 + (c_1 - c_0) p / (P - 1)`` rounded to a multiple of ``v``, each at least ``v``;
 caps above ``K`` leave the excess to :func:`schedules.remat.fit_memory` (no polish: fast),
 and a cap below ``K`` on the later GPUs holds fewer microbatches in flight there. A schedule is
@@ -62,6 +62,49 @@ def _grid(K: int, v: int, top: int, P: int) -> list[tuple[int, int]]:
     return [(a, b) for a in c0s for b in c1s]
 
 
+def _score(inst: Instance, free: Instance, K: int, rank: Sequence[int],
+           cc: tuple[int, int]) -> Optional[Candidate]:
+    """The free-order list schedule of ``rank`` under the cap profile ``cc``, fitted to ``K``
+    (None when the scheduler refuses the caps)."""
+    from schedules.generators.common import GeneratorError
+    from schedules.generators.ranked_list import ranked_list_schedule
+
+    caps = cap_profile(inst.P, inst.v, *cc)
+    try:
+        sched = ranked_list_schedule(free, rank, caps, split=inst.split,
+                                     source=f"ranked-list[caps={caps[0]}..{caps[-1]}]")
+    except GeneratorError:
+        return None
+    return _fitted(inst, sched, K, max(caps) > K)
+
+
+def identity_best(inst: Instance, K: int, top: Optional[int] = None,
+                  deadline: float = float("inf"), stop: Callable[[], bool] = lambda: False,
+                  now: Callable[[], float] = time.monotonic
+                  ) -> Optional[tuple[Candidate, tuple[int, int]]]:
+    """The best fitted schedule of the identity rank (microbatches in index order) over the
+    cap profiles of :func:`_grid`, with its profile ``(c0, c1)``; None when none is valid.
+    Stops early at ``deadline`` on the clock ``now`` or when ``stop()``."""
+    free = inst.with_(K=None, memory=None)
+    ident = list(range(inst.m))
+    best: Optional[tuple[Candidate, tuple[int, int]]] = None
+    for cc in _grid(K, inst.v, top if top is not None else K, inst.P):
+        if now() >= deadline or stop():
+            break
+        got = _score(inst, free, K, ident, cc)
+        if got is not None and (best is None or got.makespan < best[0].makespan):
+            best = (got, cc)
+    return best
+
+
+def _moved(order: list[int], rng: Random) -> list[int]:
+    """``order`` with one microbatch moved a few places (:data:`MOVES`), as a new list."""
+    out = list(order)
+    i = rng.randrange(len(out))
+    out.insert(min(len(out) - 1, max(0, i + rng.choice(MOVES))), out.pop(i))
+    return out
+
+
 def ranked_candidates(inst: Instance, K: int, deadline: float, seed: int = 0,
                       stop: Callable[[], bool] = lambda: False,
                       target=None, top: Optional[int] = None,
@@ -93,24 +136,12 @@ def ranked_candidates(inst: Instance, K: int, deadline: float, seed: int = 0,
         At most :data:`KEEP`, shortest first, each valid under ``K`` (``base``: the schedule
         before the fit, for the polish).
     """
-    from schedules.generators.common import GeneratorError
-    from schedules.generators.ranked_list import ranked_list_schedule
-
-    P, m, v = inst.P, inst.m, inst.v
+    m, v = inst.m, inst.v
     if m < 2:
         return []
     rng = Random(seed)
     free = inst.with_(K=None, memory=None)
     found: dict[tuple, Candidate] = {}
-
-    def score(rank: Sequence[int], cc: tuple[int, int]) -> Optional[Candidate]:
-        caps = cap_profile(P, v, *cc)
-        try:
-            sched = ranked_list_schedule(free, rank, caps, split=inst.split,
-                                         source=f"ranked-list[caps={caps[0]}..{caps[-1]}]")
-        except GeneratorError:
-            return None
-        return _fitted(inst, sched, K, max(caps) > K)
 
     def keep(c: Candidate) -> None:
         k = tuple(tuple(seq) for seq in c.schedule.orders)
@@ -120,49 +151,40 @@ def ranked_candidates(inst: Instance, K: int, deadline: float, seed: int = 0,
     def met(ms) -> bool:
         return target is not None and ms <= target
 
-    ident = list(range(m))
-    best: Optional[tuple] = None  # (makespan, rank, caps)
-    for cc in _grid(K, v, top if top is not None else K, P):
-        if now() >= deadline or stop():
-            break
-        got = score(ident, cc)
-        if got is not None and (best is None or got.makespan < best[0]):
-            best = (got.makespan, ident, cc)
-            keep(got)
-    if best is None:
+    start = identity_best(inst, K, top, deadline, stop, now)
+    if start is None:
         return []
+    keep(start[0])
+    # the state: the microbatches in rank order (best first) and the cap profile
+    best: tuple = (start[0].makespan, list(range(m)), start[1])
     record = best
     since = 0
     while now() < deadline and not stop() and not met(best[0]):
-        _, rank, (c0, c1) = best
-        order = sorted(range(m), key=rank.__getitem__)
+        _, order, (c0, c1) = best
         if since >= PATIENCE:  # restart from the record, perturbed
-            _, rank, (c0, c1) = record
-            order = sorted(range(m), key=rank.__getitem__)
+            _, order, (c0, c1) = record
             for _ in range(rng.randint(2, 6)):
-                i = rng.randrange(m)
-                order.insert(min(m - 1, max(0, i + rng.choice(MOVES))), order.pop(i))
+                order = _moved(order, rng)
             since = 0
         else:
             r = rng.random()
             if r < 0.7:
-                i = rng.randrange(m)
-                order.insert(min(m - 1, max(0, i + rng.choice(MOVES))), order.pop(i))
+                order = _moved(order, rng)
             elif r < 0.85:
                 i = rng.randrange(m - 1)
-                order[i], order[i + 1] = order[i + 1], order[i]
+                order = order[:i] + [order[i + 1], order[i]] + order[i + 2:]
             elif r < 0.93:
                 c0 = max(v, c0 + v * rng.choice((-1, 1)))
             else:
                 c1 = max(v, c1 + v * rng.choice((-1, 1)))
-        new = [0] * m
+        rank = [0] * m
         for pos, j in enumerate(order):
-            new[j] = pos
-        got = score(new, (c0, c1))
+            rank[j] = pos
+        got = _score(inst, free, K, rank, (c0, c1))
         since += 1
         if got is None or got.makespan > best[0]:
             continue
-        best = (got.makespan, new, (c0, c1))
+        best = (got.makespan, order, (c0, c1))
         if got.makespan < record[0]:
             record, since = best, 0
             keep(got)

@@ -262,6 +262,13 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         return channel.stop() or now() >= deadline or (
             state["best"] is not None and state["best"][1] <= lb)
 
+    def offer_best(cs: list[Candidate]) -> None:
+        """Offer the shortest of ``cs`` (the three shortest for the span, whose value the
+        makespan does not order)."""
+        for c in sorted(cs, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
+            offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
+                                                                       objective))
+
     # 1. starting schedules ------------------------------------------------------------------
     byte_caps = _byte_caps(work) if in_bytes else None
     top = free_peak(work) if K_eff is not None and not in_bytes else None
@@ -283,8 +290,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
         ms = check(work, sched)
         if ms is not None:
             cands.append(Candidate(src, sched, ms))
-    for c in sorted(cands, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
-        offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule, objective))
+    offer_best(cands)
     if not done():
         if families is None:
             families = ranked_families(work, t0 + 0.3 * time_limit, channel.stop, now)
@@ -296,18 +302,14 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                                           channel.stop, now=now)
         methods.append(f"families with optimal remat ({share:.2f} s each): {len(fam)} valid")
         methods.extend(notes)
-        for c in sorted(fam, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
-            offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
-                                                                       objective))
+        offer_best(fam)
         cands += fam
     if K_eff is not None and not in_bytes and not done():
         rl = remat_list_candidates(work, K_eff, now() + REMAT_LIST_SHARE * time_limit,
                                    channel.stop, lb if objective == "makespan" else None,
                                    now=now, skip=remat_head(work, K_eff))
         methods.append(f"rematerializing list scheduler: {len(rl)} valid parameter sets")
-        for c in sorted(rl, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
-            offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
-                                                                       objective))
+        offer_best(rl)
         cands += rl
     base_ops = work.S * work.m * (3 if work.split else 2)
     exact_ops = EXACT_OPS_THREADS if workers > 1 else EXACT_OPS
@@ -325,9 +327,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                                     restart=not small, now=now, top=top)
         methods.append(f"searched list rules ({now() - t_search:.1f} s, at most "
                        f"{until - t_search:.1f}): best {found[0].makespan if found else None}")
-        for c in found[:3 if objective == "span" else 1]:
-            offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
-                                                                       objective))
+        offer_best(found)
         cands += found
         if ranked and not done():
             t_ranked = now()
@@ -335,9 +335,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                                    lb if objective == "makespan" else None, top=top, now=now)
             methods.append(f"searched microbatch ranks ({now() - t_ranked:.1f} s): best "
                            f"{rk[0].makespan if rk else None}")
-            for c in rk[:3 if objective == "span" else 1]:
-                offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
-                                                                           objective))
+            offer_best(rk)
             cands += rk
     if K_eff is not None and not in_bytes and not done():
         pol = polish_candidates(work, K_eff, cands,
@@ -345,9 +343,7 @@ def synthesize(inst: Instance, K: Optional[int] = None, budget_bytes=None,
                                 stop=channel.stop, now=now)
         methods.append(f"fit_memory's polish on the {POLISH_TOP} best fitted starts: "
                        f"{len(pol)} shorter")
-        for c in sorted(pol, key=lambda c: c.makespan)[:3 if objective == "span" else 1]:
-            offer(c, c.makespan if objective == "makespan" else _value(work, c.schedule,
-                                                                       objective))
+        offer_best(pol)
         cands += pol
     if state["best"] is None:
         raise SynthesisError("no starting schedule fits the memory limit (every list rule and "

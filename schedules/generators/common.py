@@ -14,7 +14,7 @@ the remaining backwards (cool-down). GPipe is the skeleton with ``w = `` all for
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 from ..instance import Instance, placement_stage_to_rank
 from ..ops import Op
@@ -60,3 +60,27 @@ def require(condition: bool, name: str, message: str) -> None:
     """Raise :class:`GeneratorError` ``"<name>: <message>"`` unless ``condition``."""
     if not condition:
         raise GeneratorError(f"{name}: {message}")
+
+
+def check_caps(inst: Instance, cap: Optional[Sequence[Optional[int]]], split: bool
+               ) -> list[Optional[int]]:
+    """The per-GPU memory caps of a capped list scheduler, checked: one per GPU (``None``:
+    unlimited, also for ``cap=None``), each at least ``v`` (a microbatch holds ``v``
+    activations on a GPU); ``split`` needs the instance's split durations.
+
+    Raises
+    ------
+    GeneratorError
+        Naming the problem: ``split`` without ``b_I``/``b_W``, a cap list of the wrong length,
+        a cap below ``v``.
+    """
+    if split and not inst.split:
+        raise GeneratorError("a split-backward schedule needs b_I and b_W (--b-input/--b-weight)")
+    caps: list[Optional[int]] = [None] * inst.P if cap is None else list(cap)
+    if len(caps) != inst.P:
+        raise GeneratorError(f"cap lists {len(caps)} GPUs, P={inst.P}")
+    for p, c in enumerate(caps):
+        if c is not None and c < inst.v:
+            raise GeneratorError(f"memory cap {c} on GPU {p} is below v={inst.v}: a microbatch "
+                                 f"needs v activations there")
+    return caps

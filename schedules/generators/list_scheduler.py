@@ -36,7 +36,7 @@ from typing import Callable, Optional, Sequence
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
-from .common import GeneratorError
+from .common import GeneratorError, check_caps
 
 KIND_RANK = {"B": 0, "I": 0, "F": 1, "W": 2}
 
@@ -62,15 +62,7 @@ def list_schedule(inst: Instance, cap: Optional[Sequence[Optional[int]]] = None,
     instant counts whatever the GPUs' numbering (the upstream GPU of a pair is scanned first).
     """
     P, m, S, v = inst.P, inst.m, inst.S, inst.v
-    if split and not inst.split:
-        raise GeneratorError("a split-backward schedule needs b_I and b_W (--b-input/--b-weight)")
-    caps = [None] * P if cap is None else list(cap)
-    if len(caps) != P:
-        raise GeneratorError(f"cap lists {len(caps)} GPUs, P={P}")
-    for p, c in enumerate(caps):
-        if c is not None and c < v:
-            raise GeneratorError(f"memory cap {c} on GPU {p} is below v={v}: a microbatch "
-                                 f"needs v activations there")
+    caps = check_caps(inst, cap, split)
     u = inst.unit
     # per kind, the duration on each stage (per-stage costs, MODEL.md Extensions)
     dur = {k: [int(x * u) for x in inst.durations_of(k)]

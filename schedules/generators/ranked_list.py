@@ -57,7 +57,7 @@ from typing import Optional, Sequence
 from ..instance import Instance
 from ..ops import Op
 from ..schedule import Schedule
-from .common import GeneratorError
+from .common import GeneratorError, check_caps
 
 ENTRIES = ("index", "rank")
 """How the forwards of stage 0 are ordered: by microbatch index, or by rank like every other op."""
@@ -94,20 +94,12 @@ def ranked_list_schedule(inst: Instance, rank: Sequence[int],
         below ``v``, ``split`` without split durations, an unknown ``entry``.
     """
     P, m, S, v = inst.P, inst.m, inst.S, inst.v
-    if split and not inst.split:
-        raise GeneratorError("a split-backward schedule needs b_I and b_W (--b-input/--b-weight)")
+    caps = check_caps(inst, cap, split)
     if entry not in ENTRIES:
         raise GeneratorError(f"entry must be one of {', '.join(ENTRIES)}, got {entry!r}")
     rank = list(rank)
     if sorted(rank) != list(range(m)):
         raise GeneratorError(f"rank must be a permutation of the microbatches 0..{m - 1}")
-    caps = [None] * P if cap is None else list(cap)
-    if len(caps) != P:
-        raise GeneratorError(f"cap lists {len(caps)} GPUs, P={P}")
-    for p, c in enumerate(caps):
-        if c is not None and c < v:
-            raise GeneratorError(f"memory cap {c} on GPU {p} is below v={v}: a microbatch "
-                                 f"needs v activations there")
     u = inst.unit
     grad = "I" if split else "B"
     kinds = ("F", "I", "W") if split else ("F", "B")
