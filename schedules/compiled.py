@@ -14,6 +14,7 @@ Durations are integers in units of ``1/instance.unit``, so timing never touches 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -116,16 +117,28 @@ def durations_in_units(schedule: Schedule) -> np.ndarray:
     ``1/instance.unit`` (per-stage costs, MODEL.md *Extensions*; uniform rows when uniform).
 
     Kinds the instance has no duration for (``I``, ``W``, ``RI`` of a fused instance) get 0; the
-    validator rejects such ops before timing.
+    validator rejects such ops before timing. The table depends on the instance only and is
+    kept for the last few instances (a search simulates thousands of schedules of one
+    instance); it is read-only.
     """
-    inst = schedule.instance
+    try:
+        return _cached_table(schedule.instance)
+    except TypeError:  # an unhashable instance (not expected): computed each time
+        return _durations_table(schedule.instance)
+
+
+def _durations_table(inst) -> np.ndarray:
     u = inst.unit
     out = np.zeros((NK, inst.S), dtype=np.int64)
     for k, kind in enumerate(KIND_LETTERS):
         if kind in ("I", "W", "RI") and not inst.split:
             continue
         out[k] = [int(d * u) for d in inst.durations_of(kind)]
+    out.flags.writeable = False
     return out
+
+
+_cached_table = lru_cache(maxsize=32)(_durations_table)
 
 
 def op_durations(c: "Compiled", table: np.ndarray) -> np.ndarray:

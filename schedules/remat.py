@@ -50,7 +50,7 @@ so it cannot deadlock either. At most ``budget`` trial simulations are run.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .instance import require
 from .ops import Op
@@ -58,6 +58,9 @@ from .progress import Progress, progress_for
 from .schedule import Schedule
 from .errors import InputError
 from .instance import require_one_direction
+
+if TYPE_CHECKING:
+    from .simulate import SimulationResult
 
 
 class RematError(InputError):
@@ -207,7 +210,18 @@ def _polish(schedule: Schedule, K: int, window: int, budget: int, bar=None,
 def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
                budget: int = 800, progress: Progress = None, deadline=None) -> Schedule:
     """``schedule`` with ``R`` ops inserted (and some ``W`` moved earlier) so that every GPU holds
-    at most ``K`` activations; the result carries ``K`` in its instance. See the module docstring.
+    at most ``K`` activations; the result carries ``K`` in its instance. See the module docstring
+    and :func:`fit_memory_simulated` (the same, with the result's simulation)."""
+    return fit_memory_simulated(schedule, K, polish, window, budget, progress, deadline)[0]
+
+
+def fit_memory_simulated(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
+                         budget: int = 800, progress: Progress = None, deadline=None
+                         ) -> tuple[Schedule, "SimulationResult"]:
+    """``schedule`` with ``R`` ops inserted (and some ``W`` moved earlier) so that every GPU holds
+    at most ``K`` activations, and the simulation of the result that proved it valid (a caller
+    that scores the fit need not simulate it again); the result carries ``K`` in its instance.
+    See the module docstring.
 
     ``polish`` moves recomputes earlier when that lowers the makespan (at most ``window``
     positions each, at most ``budget`` trial simulations in all). ``progress``: None (silent),
@@ -245,4 +259,4 @@ def fit_memory(schedule: Schedule, K: int, polish: bool = True, window: int = 6,
         if not base.valid:
             raise RematError("the base schedule is invalid: " + "; ".join(base.errors[:3]))
         raise RematError("internal error, fitted schedule invalid: " + "; ".join(result.errors[:3]))
-    return fitted
+    return fitted, result

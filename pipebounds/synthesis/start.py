@@ -256,16 +256,19 @@ def _fitted(inst: Instance, sched: Schedule, K: Optional[int], above: bool
             ) -> Optional[Candidate]:
     """A list schedule as a candidate: rematerialized to ``K`` by ``fit_memory`` when its cap
     was ``above`` ``K`` (the unfitted schedule kept as the candidate's base), validated by
-    :func:`check`; None when it cannot be fitted or is not valid."""
-    from schedules.remat import RematError, fit_memory
+    :func:`check` (or by the fit's own simulation, when it ran on ``inst``); None when it
+    cannot be fitted or is not valid."""
+    from schedules.remat import RematError, fit_memory_simulated
 
     base = None
     if K is not None and above:
         base = sched
         try:
-            sched = fit_memory(sched, K, polish=False)
+            sched, res = fit_memory_simulated(sched, K, polish=False)
         except RematError:
             return None
+        if sched.instance == inst:  # fit_memory validated it on this very instance
+            return Candidate(sched.source, sched, res.makespan, base) if res.valid else None
     ms = check(inst, sched)
     return None if ms is None else Candidate(sched.source, sched, ms, base)
 
