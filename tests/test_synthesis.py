@@ -462,3 +462,33 @@ def test_building_blocks_are_candidates_within_K_and_synthesize_keeps_the_best()
     assert block_candidates(Instance(P=8, m=64, v=2, placement="vshape", b_I=1, b_W=1,
                                      K=10), 10, float("inf")) == []
     assert block_candidates(inst.with_(K=None), None, float("inf")) == []
+
+
+def test_a_split_instance_generates_the_split_families_first():
+    """At a short limit only the first families are generated (:func:`ranked_families`): on a
+    split instance ``zbv`` comes before ``hanayo`` and ``interleaved-zb`` before
+    ``interleaved``, on a fused one the other way round."""
+    from pipebounds.synthesis.start import family_priority
+
+    split = family_priority(Instance(P=4, m=8, v=2, placement="vshape", K=4, f=1, b_I=1, b_W=1))
+    fused = family_priority(Instance(P=4, m=8, v=2, placement="vshape", K=4, f=1, b=2))
+    assert split.index("zbv") < split.index("hanayo")
+    assert split.index("interleaved-zb") < split.index("interleaved")
+    assert fused.index("hanayo") < fused.index("zbv")
+    assert sorted(split) == sorted(fused)
+
+
+@pytest.mark.parametrize("placement", ["looped", "vshape"])
+def test_the_families_phase_fits_one_family_whatever_the_time_left(placement):
+    """With the start phase's time already over, the first family is still generated and
+    fitted to ``K`` (the synthesis at a short limit is then never worse than it)."""
+    from pipebounds.synthesis.start import family_candidates, ranked_families
+
+    inst = Instance(P=4, m=8, v=2, placement=placement, K=3, f=1, b=1)
+    over = lambda: 1.0  # noqa: E731 (a clock past every deadline)
+    fams = ranked_families(inst, 0.0, now=over)
+    assert len(fams) == 1
+    cands, _, _ = family_candidates(inst, 3, None, False, 0.1, 0.0, fams, now=over)
+    assert len(cands) == 1
+    res = simulate(cands[0].schedule.with_instance(inst))
+    assert res.valid and max(res.peak_memory) <= 3 and res.makespan == cands[0].makespan

@@ -120,9 +120,9 @@ def family_candidates(inst: Instance, K: Optional[int], budget, backward: bool,
         families, _ = family_schedules(inst)
     out: list[Candidate] = []
     fitted_of = {}
-    if K is not None:  # fast fallback first: every family fitted by fit_memory (no polish)
-        for name, sched in families.items():
-            if now() > deadline or stop():
+    if K is not None:  # fast fallback first: every family fitted by fit_memory (no polish),
+        for name, sched in families.items():  # the first valid one whatever the time left
+            if out and (now() > deadline or stop()):
                 break
             try:
                 fitted = fit_memory(sched, K, polish=False)
@@ -233,16 +233,38 @@ where time is short); the others after, in
 generating every family takes about 5 CPU seconds."""
 
 
+FAMILY_PRIORITY_SPLIT = ("interleaved-zb", "zbv", "dualpipev", "zb-h2", "zb-h1",
+                         "interleaved-short", "interleaved", "hanayo", "1f1b", "v-half", "v-min")
+"""The order for a split backward: the split families first, by how often each is the one
+best family of the atlas's split (instance, K) pairs of ``P >= 8`` (ties left out; the
+pairs above every other family's peak, where only GPipe and looped BFS remain, left out):
+looped ``interleaved-zb`` 641 against ``interleaved`` 544; V-shape ``zbv`` 484,
+``dualpipev`` 332, ``v-min`` 34, ``v-half`` 30, ``hanayo`` none; ``v = 1`` ``zb-h2`` 318,
+``1f1b`` 143, ``zb-h1`` 122. Under :data:`FAMILY_PRIORITY` a short limit at ``P = 32``
+generated only ``hanayo`` on the V-shape placement, and on 296 of the 361 split V-shape
+frontier pairs of ``P = 32`` the synthesis at 2 CPU s was longer than the best family
+(docs/synthesis.md, *Stop 45*)."""
+
+
+def family_priority(inst: Instance) -> tuple[str, ...]:
+    """The families in the order the synthesis generates them: :data:`FAMILY_PRIORITY_SPLIT`
+    for a split backward, else :data:`FAMILY_PRIORITY`, then the others in
+    :data:`schedules.generators.GENERATORS`' order."""
+    from schedules.generators import GENERATORS
+
+    first = FAMILY_PRIORITY_SPLIT if inst.split else FAMILY_PRIORITY
+    return tuple([f for f in first if f in GENERATORS] +
+                 [f for f in GENERATORS if f not in first])
+
+
 def ranked_families(inst: Instance, deadline: float, stop=lambda: False,
                     now: Callable[[], float] = time.monotonic) -> dict[str, Schedule]:
     """The natural schedules of the families that apply to ``inst`` (as
-    :func:`pipebounds.services.best.family_schedules`), generated in :data:`FAMILY_PRIORITY`
+    :func:`pipebounds.services.best.family_schedules`), generated in :func:`family_priority`
     order until ``deadline`` on the clock ``now`` (the first one in any case)."""
     from pipebounds.services.best import family_schedules
-    from schedules.generators import GENERATORS
 
-    names = [f for f in FAMILY_PRIORITY if f in GENERATORS] + \
-        [f for f in GENERATORS if f not in FAMILY_PRIORITY]
+    names = family_priority(inst)
     out: dict[str, Schedule] = {}
     for name in names:
         if out and (now() >= deadline or stop()):
