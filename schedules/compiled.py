@@ -117,16 +117,14 @@ def durations_in_units(schedule: Schedule) -> np.ndarray:
     ``1/instance.unit`` (per-stage costs, MODEL.md *Extensions*; uniform rows when uniform).
 
     Kinds the instance has no duration for (``I``, ``W``, ``RI`` of a fused instance) get 0; the
-    validator rejects such ops before timing. The table depends on the instance only and is
-    kept for the last few instances (a search simulates thousands of schedules of one
-    instance); it is read-only.
+    validator rejects such ops before timing. The table depends on the instance only (a frozen
+    dataclass of tuples, so hashable) and is kept for the last 32 instances (a search simulates
+    thousands of schedules of one instance); it is read-only.
     """
-    try:
-        return _cached_table(schedule.instance)
-    except TypeError:  # an unhashable instance (not expected): computed each time
-        return _durations_table(schedule.instance)
+    return _durations_table(schedule.instance)
 
 
+@lru_cache(maxsize=32)
 def _durations_table(inst) -> np.ndarray:
     u = inst.unit
     out = np.zeros((NK, inst.S), dtype=np.int64)
@@ -136,9 +134,6 @@ def _durations_table(inst) -> np.ndarray:
         out[k] = [int(d * u) for d in inst.durations_of(kind)]
     out.flags.writeable = False
     return out
-
-
-_cached_table = lru_cache(maxsize=32)(_durations_table)
 
 
 def op_durations(c: "Compiled", table: np.ndarray) -> np.ndarray:
